@@ -1,0 +1,598 @@
+/*
+ * model.c - the model backend: runs a scenario on libptebatch, through
+ * include/ptebatch.h only.
+ *
+ * Each statement becomes the pb_* calls a real program's system calls
+ * would make, on CPU 0 of the one simulated machine.  The backend places
+ * the regions (the language names them; the model wants addresses), keeps
+ * the handles a register or vmsplice holds, and measures each statement as
+ * the delta of the acting process's fault count and of the cost counters.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "ptebatch.h"
+
+/*
+ * Where regions go: from 4G up, each on a fresh PMD-aligned block and one
+ * empty block apart, so no two regions share a page table's worth of
+ * address space and a THP can never span two of them.
+ */
+#define MODEL_FIRST_ADDR (4UL << 30)
+/* The x86-64 four-level user address space; pb_mmap cannot go past it. */
+#define MODEL_ADDR_LIMIT (1UL << 47)
+
+#define REGION_WORDS ((SCN_MAX_REGIONS + 63) / 64)
+
+/* pb_observe() is asked for this many pages at a time. */
+#define OBSERVE_BATCH 256
+
+struct model_proc {
+	struct pb_proc *pb;	/* NULL before fork, after exit, if fork failed */
+	uint64_t regions[REGION_WORDS];	/* the regions it has */
+};
+
+struct model_region {
+	unsigned long addr;
+	bool placed;
+};
+
+struct model_handle {
+	struct pb_pages *pages;	/* NULL when not held */
+	bool dirty;		/* register: the device may have written */
+};
+
+struct model {
+	struct backend base;
+	struct model_options opt;
+	const struct scenario *s;
+	bool running;		/* between a successful pb_init and pb_fini */
+	unsigned long page_size;
+	unsigned long cursor;	/* next free address for a region */
+	uint8_t *page_buf;	/* one page, for the device side of dio-write */
+	struct model_proc procs[SCN_MAX_PROCS];
+	struct model_region regions[SCN_MAX_REGIONS];
+	struct model_handle handles[SCN_MAX_HANDLES];
+};
+
+static struct model *to_model(struct backend *b)
+{
+	return (struct model *)((char *)b - offsetof(struct model, base));
+}
+
+static unsigned long round_up(unsigned long x, unsigned long align)
+{
+	return (x + align - 1) & ~(align - 1);
+}
+
+/* ---- regions ---------------------------------------------------------- */
+
+static bool proc_has_region(const struct model_proc *p, int region)
+{
+	return p->regions[region / 64] & (1ULL << (region % 64));
+}
+
+static void proc_add_region(struct model_proc *p, int region)
+{
+	p->regions[region / 64] |= 1ULL << (region % 64);
+}
+
+/*
+ * The language's 2M alignment, or the PMD size where that is larger, so a
+ * region still starts on a page table of its own.
+ */
+static unsigned long region_align(void)
+{
+	unsigned long pmd = pb_pmd_size();
+
+	return pmd > SCN_REGION_ALIGN ? pmd : SCN_REGION_ALIGN;
+}
+
+/* Give @region an address: @at past a fresh aligned block, @len long. */
+static int place_region(struct model *m, int region, unsigned long at,
+			unsigned long len)
+{
+	unsigned long align = region_align();
+	unsigned long base = round_up(m->cursor, align);
+
+	if (base < m->cursor || base > MODEL_ADDR_LIMIT ||
+	    len > MODEL_ADDR_LIMIT || at > MODEL_ADDR_LIMIT - len ||
+	    at + len > MODEL_ADDR_LIMIT - base)
+		return -ENOMEM;
+	m->regions[region].addr = base + at;
+	m->regions[region].placed = true;
+	m->cursor = round_up(base + at + len, align) + align;
+	return 0;
+}
+
+/* The address of @st's range, or 0 when its region never got one. */
+static unsigned long range_addr(const struct model *m, const struct stmt *st)
+{
+	const struct model_region *r = &m->regions[st->region];
+
+	return r->placed ? r->addr + st->off : 0;
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+static int pb_prot(enum scn_prot prot)
+{
+	switch (prot) {
+	case SCN_PROT_NONE:
+		return PB_PROT_NONE;
+	case SCN_PROT_R:
+		return PB_PROT_READ;
+	case SCN_PROT_RW:
+		break;
+	}
+	return PB_PROT_READ | PB_PROT_WRITE;
+}
+
+static enum pb_advice pb_advice(enum scn_advice advice)
+{
+	switch (advice) {
+	case SCN_ADV_DONTNEED:
+		return PB_MADV_DONTNEED;
+	case SCN_ADV_HUGEPAGE:
+		return PB_MADV_HUGEPAGE;
+	case SCN_ADV_NOHUGEPAGE:
+		return PB_MADV_NOHUGEPAGE;
+	case SCN_ADV_DONTFORK:
+		return PB_MADV_DONTFORK;
+	case SCN_ADV_DOFORK:
+		break;
+	}
+	return PB_MADV_DOFORK;
+}
+
+static int do_mmap(struct model *m, struct model_proc *p,
+		   const struct stmt *st)
+{
+	unsigned long addr;
+	int ret;
+
+	/* The region is the process's even if the mapping fails, as in the
+	 * parser's picture: a snapshot then shows it absent. */
+	proc_add_region(p, st->region);
+	ret = place_region(m, st->region, 0, st->len);
+	if (ret)
+		return ret;
+	addr = m->regions[st->region].addr;
+	ret = pb_mmap(p->pb, addr, st->len, pb_prot(st->prot));
+	if (ret || st->huge == SCN_HUGE_DEFAULT)
+		return ret;
+	return pb_madvise(p->pb, addr, st->len,
+			  st->huge == SCN_HUGE_HUGEPAGE ? PB_MADV_HUGEPAGE :
+							  PB_MADV_NOHUGEPAGE);
+}
+
+/*
+ * write and read: one byte every stride bytes from OFF, stopping at the
+ * first access that fails; what was stored before it stays.
+ */
+static int do_access(struct model_proc *p, unsigned long addr,
+		     const struct stmt *st)
+{
+	unsigned long done;
+	uint8_t val;
+	int ret;
+
+	for (done = 0; done < st->len; done += st->stride) {
+		if (st->kind == ST_WRITE)
+			ret = pb_store(p->pb, 0, addr + done, st->value);
+		else
+			ret = pb_load(p->pb, 0, addr + done, &val);
+		if (ret)
+			return ret;
+		if (st->stride > st->len - done)
+			break;
+	}
+	return 0;
+}
+
+static int do_fork(struct model *m, struct model_proc *p,
+		   const struct stmt *st, struct stmt_result *res)
+{
+	struct model_proc *child = &m->procs[st->child];
+	int ret;
+
+	ret = pb_fork(p->pb, &child->pb);
+	if (ret) {
+		child->pb = NULL;
+		return ret;
+	}
+	/* The child has the regions its parent has now, at the same
+	 * addresses. */
+	memcpy(child->regions, p->regions, sizeof(child->regions));
+	res->child_faults = pb_proc_faults(child->pb);
+	return 0;
+}
+
+static unsigned long range_pages(const struct model *m, const struct stmt *st)
+{
+	return st->len / m->page_size;
+}
+
+static int take_handle(struct model *m, struct model_proc *p,
+		       const struct stmt *st, unsigned int foll, bool dirty)
+{
+	struct model_handle *h = &m->handles[st->handle];
+	int ret;
+
+	/* The parser lets a handle be taken only when it is released. */
+	if (h->pages)
+		return -EBUSY;
+	h->dirty = dirty;
+	ret = pb_gup_fast(p->pb, range_addr(m, st), range_pages(m, st), foll,
+			  &h->pages);
+	if (ret)
+		h->pages = NULL;
+	return ret;
+}
+
+/*
+ * Release a handle.  A handle whose register or vmsplice failed holds
+ * nothing, and releasing it succeeds: there is nothing left to give back,
+ * just as an empty pipe reads to its end at once.
+ */
+static void release_handle(struct model_handle *h)
+{
+	if (!h->pages)
+		return;
+	pb_pages_release(h->pages, h->dirty);
+	h->pages = NULL;
+}
+
+/* The device reads every held page: DMA out of the pinned memory. */
+static void device_read(struct model *m, const struct pb_pages *pages,
+			uint8_t *buf, bool keep)
+{
+	unsigned long i, nr = pb_pages_count(pages);
+
+	for (i = 0; i < nr; i++)
+		pb_pages_read(pages, i, keep ? buf + i * m->page_size :
+				  m->page_buf, m->page_size);
+}
+
+static int do_dio_write(struct model *m, struct model_proc *p,
+			const struct stmt *st)
+{
+	struct pb_pages *pages;
+	int ret;
+
+	ret = pb_gup_fast(p->pb, range_addr(m, st), range_pages(m, st),
+			  PB_FOLL_PIN, &pages);
+	if (ret)
+		return ret;
+	device_read(m, pages, NULL, false);
+	pb_pages_release(pages, false);
+	return 0;
+}
+
+static int do_dio_read(struct model *m, struct model_proc *p,
+		       const struct stmt *st)
+{
+	struct pb_pages *pages;
+	int ret;
+
+	ret = pb_gup_fast(p->pb, range_addr(m, st), range_pages(m, st),
+			  PB_FOLL_PIN | PB_FOLL_WRITE, &pages);
+	if (ret)
+		return ret;
+	pb_pages_fill(pages, st->value);
+	pb_pages_release(pages, true);
+	return 0;
+}
+
+static int do_drain(struct model *m, const struct stmt *st,
+		    struct stmt_result *res)
+{
+	struct model_handle *h = &m->handles[st->handle];
+	unsigned long nr;
+
+	if (h->pages) {
+		nr = pb_pages_count(h->pages);
+		if (nr && nr > SIZE_MAX / m->page_size)
+			return -ENOMEM;
+		if (nr) {
+			res->data = malloc(nr * m->page_size);
+			if (!res->data)
+				return -ENOMEM;
+			device_read(m, h->pages, res->data, true);
+			res->data_len = nr * m->page_size;
+		}
+	}
+	release_handle(h);
+	return 0;
+}
+
+static int do_mremap(struct model *m, struct model_proc *p,
+		     const struct stmt *st)
+{
+	unsigned long old_addr = range_addr(m, st);
+	int ret;
+
+	proc_add_region(p, st->new_region);
+	ret = place_region(m, st->new_region, st->at, st->len);
+	if (ret)
+		return ret;
+	return pb_mremap(p->pb, old_addr, st->len,
+			 m->regions[st->new_region].addr);
+}
+
+/* One process statement; returns 0 or -errno. */
+static int model_do(struct model *m, struct model_proc *p,
+		    const struct stmt *st, struct stmt_result *res)
+{
+	unsigned long addr = st->region >= 0 ? range_addr(m, st) : 0;
+
+	switch (st->kind) {
+	case ST_MMAP:
+		return do_mmap(m, p, st);
+	case ST_MUNMAP:
+		return pb_munmap(p->pb, addr, st->len);
+	case ST_MPROTECT:
+		return pb_mprotect(p->pb, addr, st->len, pb_prot(st->prot));
+	case ST_MADVISE:
+		return pb_madvise(p->pb, addr, st->len, pb_advice(st->advice));
+	case ST_WRITE:
+	case ST_READ:
+		return do_access(p, addr, st);
+	case ST_FORK:
+		return do_fork(m, p, st, res);
+	case ST_EXIT:
+		pb_exit(p->pb);
+		p->pb = NULL;
+		return 0;
+	case ST_REGISTER:
+		return take_handle(m, p, st, PB_FOLL_PIN | PB_FOLL_WRITE |
+				   PB_FOLL_LONGTERM, true);
+	case ST_UNREGISTER:
+		release_handle(&m->handles[st->handle]);
+		return 0;
+	case ST_DIO_WRITE:
+		return do_dio_write(m, p, st);
+	case ST_DIO_READ:
+		return do_dio_read(m, p, st);
+	case ST_VMSPLICE:
+		return take_handle(m, p, st, PB_FOLL_GET, false);
+	case ST_DRAIN:
+		return do_drain(m, st, res);
+	case ST_MREMAP:
+		return do_mremap(m, p, st);
+	case ST_SPLIT:
+		return pb_split_pmd(p->pb, addr, st->len);
+	case ST_MTHP:
+	case ST_OBSERVE:
+		break;
+	}
+	return -EINVAL;
+}
+
+static void model_exec(struct backend *b, const struct stmt *st,
+		       struct stmt_result *res)
+{
+	struct model *m = to_model(b);
+	struct model_proc *p = &m->procs[st->proc];
+	uint64_t before[PB_NR_STATS], after[PB_NR_STATS];
+	unsigned long faults;
+	int i, ret;
+
+	/* Only a process whose fork failed can be missing here. */
+	if (!p->pb) {
+		res->err = ESRCH;
+		return;
+	}
+	pb_stats_read(before);
+	faults = pb_proc_faults(p->pb);
+	ret = model_do(m, p, st, res);
+	/* exit reports 0: the process and its count are gone. */
+	res->faults = p->pb ? pb_proc_faults(p->pb) - faults : 0;
+	pb_stats_read(after);
+	for (i = 0; i < PB_NR_STATS; i++)
+		res->stats[i] = after[i] - before[i];
+	res->has_stats = 1;
+	res->err = ret < 0 ? -ret : ret;
+}
+
+/* ---- snapshots -------------------------------------------------------- */
+
+static int observe_region(struct model *m, int proc, int region,
+			  struct snapshot *snap)
+{
+	const struct model_region *r = &m->regions[region];
+	unsigned long nr = m->s->regions[region].len / m->page_size;
+	struct pb_page_info info[OBSERVE_BATCH];
+	struct snap_page pg;
+	unsigned long done, n, i;
+	int ret;
+
+	for (done = 0; done < nr; done += n) {
+		n = nr - done < OBSERVE_BATCH ? nr - done : OBSERVE_BATCH;
+		if (r->placed) {
+			ret = pb_observe(m->procs[proc].pb,
+					 r->addr + done * m->page_size, n, info);
+			if (ret)
+				return ret;
+		} else {
+			memset(info, 0, n * sizeof(info[0]));
+		}
+		for (i = 0; i < n; i++) {
+			memset(&pg, 0, sizeof(pg));
+			pg.proc = proc;
+			pg.region = region;
+			pg.off = (done + i) * m->page_size;
+			pg.present = info[i].present;
+			if (pg.present) {
+				pg.folio_size = info[i].folio_size;
+				pg.index = info[i].index;
+				pg.frame = info[i].pfn;
+				pg.data = info[i].data;
+			}
+			ret = snapshot_add(snap, &pg);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static int model_observe(struct backend *b, struct snapshot *snap)
+{
+	struct model *m = to_model(b);
+	int proc, region, ret;
+
+	for (proc = 0; proc < m->s->nr_procs; proc++) {
+		if (!m->procs[proc].pb)
+			continue;
+		for (region = 0; region < m->s->nr_regions; region++) {
+			if (!proc_has_region(&m->procs[proc], region))
+				continue;
+			ret = observe_region(m, proc, region, snap);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static enum pb_thp_policy pb_policy(enum scn_policy policy)
+{
+	switch (policy) {
+	case SCN_POL_ALWAYS:
+		return PB_THP_ALWAYS;
+	case SCN_POL_MADVISE:
+		return PB_THP_MADVISE;
+	case SCN_POL_INHERIT:
+		return PB_THP_INHERIT;
+	case SCN_POL_NEVER:
+		break;
+	}
+	return PB_THP_NEVER;
+}
+
+/* Every size gets a policy, named or never; 2M (the global one) first. */
+static int apply_thp_policies(const struct scenario *s)
+{
+	int i, ret;
+
+	for (i = SCN_NR_MTHP_SIZES - 1; i >= 0; i--) {
+		ret = pb_set_thp_policy(scenario_mthp_size(i),
+					pb_policy(s->mthp[i]));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void model_reset(struct model *m)
+{
+	memset(m->procs, 0, sizeof(m->procs));
+	memset(m->regions, 0, sizeof(m->regions));
+	memset(m->handles, 0, sizeof(m->handles));
+	m->cursor = MODEL_FIRST_ADDR;
+}
+
+static int model_start(struct backend *b, const struct scenario *s)
+{
+	struct model *m = to_model(b);
+	struct pb_config cfg = { .memory_bytes = m->opt.memory_bytes };
+	int ret;
+
+	if (m->running)
+		return -EBUSY;
+	ret = pb_init(&cfg);
+	if (ret)
+		return ret < 0 ? ret : -EIO;
+	m->running = true;
+	m->s = s;
+	m->base.arch = pb_arch_name();
+	m->page_size = pb_page_size();
+	model_reset(m);
+
+	/* Offsets were checked against the scenario's page size. */
+	ret = -EINVAL;
+	if (s->page_size != m->page_size)
+		goto fail;
+	ret = -ENOMEM;
+	m->page_buf = malloc(m->page_size);
+	if (!m->page_buf)
+		goto fail;
+	ret = apply_thp_policies(s);
+	if (ret)
+		goto fail;
+	ret = pb_proc_create(&m->procs[0].pb);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	free(m->page_buf);
+	m->page_buf = NULL;
+	pb_fini();
+	m->running = false;
+	return ret < 0 ? ret : -EIO;
+}
+
+static int model_finish(struct backend *b)
+{
+	struct model *m = to_model(b);
+	int i;
+
+	if (!m->running)
+		return 0;
+	for (i = 0; i < SCN_MAX_HANDLES; i++)
+		release_handle(&m->handles[i]);
+	/* Youngest first, as a shell's children would go. */
+	for (i = SCN_MAX_PROCS - 1; i >= 0; i--) {
+		if (m->procs[i].pb)
+			pb_exit(m->procs[i].pb);
+		m->procs[i].pb = NULL;
+	}
+	free(m->page_buf);
+	m->page_buf = NULL;
+	pb_fini();
+	m->running = false;
+	return 0;
+}
+
+static unsigned long model_check(struct backend *b, FILE *report)
+{
+	return to_model(b)->running ? pb_check(report) : 0;
+}
+
+static void model_destroy(struct backend *b)
+{
+	if (!b)
+		return;
+	model_finish(b);
+	free(to_model(b));
+}
+
+static const struct backend_ops model_ops = {
+	.name = "model",
+	.start = model_start,
+	.exec = model_exec,
+	.observe = model_observe,
+	.finish = model_finish,
+	.check = model_check,
+	.destroy = model_destroy,
+};
+
+struct backend *model_backend_create(const struct model_options *opt)
+{
+	struct model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	if (opt)
+		m->opt = *opt;
+	m->base.ops = &model_ops;
+	m->base.variant = "baseline";
+	m->base.arch = "-";
+	return &m->base;
+}

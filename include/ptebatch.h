@@ -1,0 +1,160 @@
+/*
+ * ptebatch.h - the public interface of libptebatch, the userspace model of
+ * Linux anonymous memory management.
+ *
+ * The model is one simulated machine per process that uses the library:
+ * physical frames with a permanent memmap, a buddy allocator, page tables,
+ * processes with VMAs, faults, fork/COW, GUP and pinning.  This header is
+ * the "system call" layer on top of it: what a program (or the scenario
+ * runner) may do to a simulated process.  Everything below it lives in
+ * mm/ and uses the kernel's names.
+ *
+ * Errors are negative errno values, as the kernel returns them.
+ */
+#ifndef PTEBATCH_H
+#define PTEBATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Machine configuration. */
+struct pb_config {
+	/* Bytes of simulated physical memory; 0 selects the default. */
+	unsigned long memory_bytes;
+};
+
+#define PB_DEFAULT_MEMORY (4UL << 30)
+
+/* Per-size anonymous THP policy, as in hugepages-<size>kB/enabled. */
+enum pb_thp_policy {
+	PB_THP_NEVER,
+	PB_THP_ALWAYS,
+	PB_THP_MADVISE,
+	PB_THP_INHERIT,
+};
+
+/*
+ * Bring the machine up / down.  pb_init() must be called by the thread that
+ * will use the model; other threads call pb_thread_register() first.
+ */
+int pb_init(const struct pb_config *cfg);
+void pb_fini(void);
+void pb_thread_register(void);
+void pb_thread_unregister(void);
+
+unsigned long pb_page_size(void);
+unsigned long pb_pmd_size(void);
+const char *pb_arch_name(void);
+
+/*
+ * Set the policy for anonymous folios of @size bytes (16K..PMD size).  The
+ * PMD size's policy is also the global "enabled" policy that INHERIT
+ * follows.  Returns -EINVAL for a size that is not an anon THP size.
+ */
+int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy);
+
+/* A simulated process: one mm and the task accounting of its thread. */
+struct pb_proc;
+
+int pb_proc_create(struct pb_proc **out);
+/* fork(): the child's fault count is the child's own. */
+int pb_fork(struct pb_proc *parent, struct pb_proc **child);
+/* _exit(): tears the address space down and frees the process. */
+void pb_exit(struct pb_proc *proc);
+/* ru_minflt of the process. */
+unsigned long pb_proc_faults(const struct pb_proc *proc);
+
+#define PB_PROT_NONE  0
+#define PB_PROT_READ  1
+#define PB_PROT_WRITE 2
+
+/* mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE) at @addr. */
+int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
+	    int prot);
+int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len);
+int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
+		int prot);
+
+enum pb_advice {
+	PB_MADV_DONTNEED,
+	PB_MADV_HUGEPAGE,
+	PB_MADV_NOHUGEPAGE,
+	PB_MADV_DONTFORK,
+	PB_MADV_DOFORK,
+};
+int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,
+	       enum pb_advice advice);
+/* mremap(old, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, new). */
+int pb_mremap(struct pb_proc *proc, unsigned long old_addr, unsigned long len,
+	      unsigned long new_addr);
+/* Map every PMD-mapped THP in the range with PTEs, keeping folios whole. */
+int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len);
+
+/*
+ * CPU loads and stores of one byte, through the simulated TLB of CPU @cpu.
+ * A fault the access cannot resolve returns -EFAULT (SIGSEGV); running out
+ * of model memory returns -ENOMEM.
+ */
+int pb_load(struct pb_proc *proc, int cpu, unsigned long addr, uint8_t *val);
+int pb_store(struct pb_proc *proc, int cpu, unsigned long addr, uint8_t val);
+
+/* GUP.  Flag values are the model's FOLL_* flags. */
+#define PB_FOLL_WRITE    0x01
+#define PB_FOLL_GET      0x02
+#define PB_FOLL_PIN      0x04
+#define PB_FOLL_LONGTERM 0x08
+#define PB_FOLL_FAST_ONLY 0x10
+
+/* A set of pages taken by GUP, released as a whole. */
+struct pb_pages;
+
+/*
+ * get_user_pages_fast() (PB_FOLL_GET) or pin_user_pages_fast()
+ * (PB_FOLL_PIN): GUP-fast first, then the slow path for what remains.
+ * On success all @nr_pages are held in *out.  On failure nothing is held.
+ */
+int pb_gup_fast(struct pb_proc *proc, unsigned long start,
+		unsigned long nr_pages, unsigned int foll_flags,
+		struct pb_pages **out);
+unsigned long pb_pages_count(const struct pb_pages *pages);
+/* Copy bytes out of / fill the held pages (the "device" side of DMA). */
+void pb_pages_read(const struct pb_pages *pages, unsigned long index,
+		   void *buf, unsigned long len);
+void pb_pages_fill(struct pb_pages *pages, uint8_t value);
+/* unpin_user_pages_dirty_lock() for pins, put_page() for gets. */
+void pb_pages_release(struct pb_pages *pages, bool make_dirty);
+
+/* What a snapshot sees of one base page. */
+struct pb_page_info {
+	bool present;
+	unsigned long folio_size;	/* bytes */
+	unsigned long index;		/* page index inside the folio */
+	unsigned long pfn;		/* physical frame */
+	uint8_t data;			/* byte at the page's first address */
+};
+/* Describe @nr pages from @addr (page aligned) as pagemap would. */
+int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
+	       struct pb_page_info *out);
+
+/* Cost counters of the calling thread, monotonically increasing. */
+enum pb_stat {
+#define PB_STAT(name) PB_STAT_##name,
+#include "ptebatch_stats.h"
+#undef PB_STAT
+	PB_NR_STATS
+};
+const char *pb_stat_name(enum pb_stat stat);
+void pb_stats_read(uint64_t out[PB_NR_STATS]);
+
+/*
+ * Walk all model state and report every invariant violation to @report
+ * (one line each).  Returns the number of violations.
+ */
+unsigned long pb_check(FILE *report);
+
+/* Frames in use (folios and page tables), for leak tests. */
+unsigned long pb_frames_in_use(void);
+
+#endif /* PTEBATCH_H */

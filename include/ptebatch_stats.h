@@ -1,0 +1,26 @@
+/*
+ * The model's cost counters, one PB_STAT(name) each, in print order.
+ * Included with PB_STAT defined by the includer (an X-macro list).
+ */
+PB_STAT(fault)			/* handle_mm_fault calls that were accounted */
+PB_STAT(fault_anon)		/* do_anonymous_page: new folio */
+PB_STAT(fault_zero)		/* do_anonymous_page: zero page mapped */
+PB_STAT(fault_huge_anon)	/* PMD THP (or huge zero page) fault */
+PB_STAT(fault_wp_reuse)		/* do_wp_page reused the page */
+PB_STAT(fault_wp_copy)		/* do_wp_page copied the page */
+PB_STAT(fault_unshare)		/* FAULT_FLAG_UNSHARE faults */
+PB_STAT(fault_huge_wp)		/* do_huge_pmd_wp_page */
+PB_STAT(fault_spurious)		/* nothing to do: PTE already fine */
+PB_STAT(folio_ref_atomic)	/* atomic RMW on a folio refcount */
+PB_STAT(pincount_atomic)	/* atomic RMW on _pincount */
+PB_STAT(mapcount_atomic)	/* atomic RMW on a mapcount */
+PB_STAT(pte_read)		/* page-table entry loads */
+PB_STAT(pte_write)		/* page-table entry stores and RMWs */
+PB_STAT(tlb_flush)		/* TLB flush operations */
+PB_STAT(tlb_flush_pages)	/* pages covered by those flushes */
+PB_STAT(folio_alloc)		/* folios allocated */
+PB_STAT(folio_alloc_pages)	/* base pages in those folios */
+PB_STAT(folio_copy)		/* base pages copied (COW, fork copies) */
+PB_STAT(pmd_split)		/* PMD mappings split to PTEs */
+PB_STAT(gup_fast_pages)		/* pages returned by GUP-fast */
+PB_STAT(gup_slow_pages)		/* pages returned by the GUP slow path */

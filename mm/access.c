@@ -1,0 +1,134 @@
+/*
+ * access.c: the simulated CPU - loads and stores through a TLB, a
+ * hardware page walk that sets Accessed/Dirty as x86 does, and the page
+ * fault (do_user_addr_fault) when the walk finds no usable entry.
+ */
+#include <urcu.h>
+
+#include "mm/pgtable.h"
+#include "mm/tlb.h"
+
+/*
+ * The hardware walk: lockless reads of every level; a usable leaf gets
+ * Accessed (and Dirty for a write) with a locked cmpxchg, like the MMU.
+ * Returns false when the access must fault.  The walk is the MMU's work,
+ * not the kernel's, so it is not in the cost counters.
+ */
+static bool hw_walk(struct mm_struct *mm, unsigned long addr, bool write,
+		    unsigned long *pfn, bool *writable, bool *dirty)
+{
+	pmd_t *pmdp = walk_to_pmd(mm, addr);
+	void *entryp;
+	uint64_t old, new;
+	pte_t pte;
+	bool leaf;
+
+	if (!pmdp)
+		return false;
+	for (;;) {
+		pmd_t pmd = __pmd(entry_read_raw(pmdp));
+
+		leaf = pmd_leaf(pmd);
+		if (pmd_none(pmd))
+			return false;
+		if (leaf) {
+			entryp = pmdp;
+			pte = pmd_pte(pmd);
+			old = pmd_val(pmd);
+		} else {
+			entryp = pte_offset(pmd, addr);
+			pte = __pte(entry_read_raw(entryp));
+			old = pte_val(pte);
+		}
+		if (!pte_access_permitted(pte, write))
+			return false;
+		new = old | _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+		/* The MMU's locked A/D update; not kernel work, not counted. */
+		if (new == old ||
+		    atomic_compare_exchange_strong(entry_ptr(entryp), &old, new))
+			break;
+	}
+	*pfn = pte_pfn(pte);
+	if (leaf)
+		*pfn += (addr & ~PMD_MASK) >> PAGE_SHIFT;
+	*writable = pte_val(pte) & _PAGE_RW;
+	*dirty = new & _PAGE_DIRTY;
+	return true;
+}
+
+/* do_user_addr_fault(): VMA and permission checks, then handle_mm_fault. */
+static int do_user_addr_fault(struct mm_struct *mm, unsigned long addr,
+			      bool write)
+{
+	struct vm_area_struct *vma;
+	vm_fault_t ret;
+	int err = 0;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	vma = vma_lookup(mm, addr);
+	if (!vma)
+		err = -EFAULT;
+	else if (write ? !(vma->vm_flags & VM_WRITE) :
+			 !(vma->vm_flags & (VM_READ | VM_WRITE)))
+		err = -EFAULT;	/* access_error(): SIGSEGV */
+	if (!err) {
+		ret = handle_mm_fault(vma, addr, FAULT_FLAG_USER |
+				      (write ? FAULT_FLAG_WRITE : 0));
+		if (ret & VM_FAULT_OOM)
+			err = -ENOMEM;
+		else if (ret & VM_FAULT_ERROR)
+			err = -EFAULT;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
+/*
+ * One byte load or store by CPU @cpu in @mm.  The CPU lock is held while
+ * a translation is used, so a flush (the IPI) waits for the access.
+ */
+int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
+		uint8_t *val)
+{
+	struct cpu_tlb *t = &cpu_tlbs[cpu];
+	unsigned long vpn = addr >> PAGE_SHIFT;
+	int err;
+
+	for (;;) {
+		struct tlb_entry *e;
+		unsigned long pfn;
+		bool writable, dirty, ok;
+		uint8_t *p;
+
+		spin_lock(&t->lock);
+		e = tlb_slot(t, vpn);
+		if (e->mm == mm && e->vpn == vpn &&
+		    (!write || (e->writable && e->dirty))) {
+			pfn = e->pfn;
+			goto access;
+		}
+		rcu_read_lock();
+		ok = hw_walk(mm, addr, write, &pfn, &writable, &dirty);
+		rcu_read_unlock();
+		if (ok) {
+			*e = (struct tlb_entry){ mm, vpn, pfn, writable, dirty };
+			goto access;
+		}
+		/* A fault invalidates the faulting translation (x86). */
+		if (e->mm == mm && e->vpn == vpn)
+			e->mm = NULL;
+		spin_unlock(&t->lock);
+		err = do_user_addr_fault(mm, addr, write);
+		if (err)
+			return err;
+		continue;
+access:
+		p = (uint8_t *)pfn_address(pfn) + (addr & ~PAGE_MASK);
+		if (write)
+			__atomic_store_n(p, *val, __ATOMIC_RELAXED);
+		else
+			*val = __atomic_load_n(p, __ATOMIC_RELAXED);
+		spin_unlock(&t->lock);
+		return 0;
+	}
+}

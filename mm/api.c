@@ -1,0 +1,343 @@
+/*
+ * api.c: the public interface (include/ptebatch.h) - machine bring-up,
+ * processes, the system-call layer and snapshots, each a thin wrapper
+ * that takes the locks the kernel's entry point would and calls mm/.
+ */
+#include <stdlib.h>
+#include <urcu.h>
+
+#include "mm/pgtable.h"
+#include "mm/tlb.h"
+
+struct pb_proc {
+	struct mm_struct *mm;
+};
+
+struct pb_pages {
+	struct gup_pages gp;
+};
+
+_Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
+
+static const char *const stat_names[PB_NR_STATS] = {
+#define PB_STAT(name) #name,
+#include "ptebatch_stats.h"
+#undef PB_STAT
+};
+
+const char *pb_stat_name(enum pb_stat stat)
+{
+	return (unsigned)stat < PB_NR_STATS ? stat_names[stat] : "?";
+}
+
+void pb_stats_read(uint64_t out[PB_NR_STATS])
+{
+	memcpy(out, pb_stat_counters, sizeof(pb_stat_counters));
+}
+
+void pb_thread_register(void) { rcu_register_thread(); }
+void pb_thread_unregister(void) { rcu_unregister_thread(); }
+
+int pb_init(const struct pb_config *cfg)
+{
+	unsigned long bytes = cfg && cfg->memory_bytes ? cfg->memory_bytes
+						       : PB_DEFAULT_MEMORY;
+	int order, err;
+
+	if (machine.mem_map)
+		return -EBUSY;
+	err = memmap_init(bytes);
+	if (err)
+		return err;
+	for (order = 0; order <= HPAGE_PMD_ORDER; order++)
+		machine.thp_policy[order] = PB_THP_NEVER;
+	machine.thp_policy[HPAGE_PMD_ORDER] = PB_THP_MADVISE;
+	memset(cpu_tlbs, 0, sizeof(cpu_tlbs));
+	rcu_register_thread();
+	return 0;
+}
+
+void pb_fini(void)
+{
+	rcu_unregister_thread();
+	memmap_exit();
+}
+
+unsigned long pb_page_size(void) { return PAGE_SIZE; }
+unsigned long pb_pmd_size(void) { return PMD_SIZE; }
+const char *pb_arch_name(void) { return "x86_64"; }
+
+int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy)
+{
+	unsigned int order;
+
+	for (order = 2; order <= HPAGE_PMD_ORDER; order++) {
+		if ((PAGE_SIZE << order) == size) {
+			if (order == HPAGE_PMD_ORDER && policy == PB_THP_INHERIT)
+				return -EINVAL;
+			machine.thp_policy[order] = policy;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int pb_proc_create(struct pb_proc **out)
+{
+	struct pb_proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->mm = mm_alloc();
+	if (!p->mm) {
+		free(p);
+		return -ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+/* Run with @p as the task faults are accounted to. */
+#define AS_TASK(p) (current_task = &(p)->mm->task)
+
+int pb_fork(struct pb_proc *parent, struct pb_proc **child)
+{
+	struct pb_proc *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	AS_TASK(parent);
+	err = dup_mm(parent->mm, &c->mm);
+	if (err) {
+		free(c);
+		return err;
+	}
+	*child = c;
+	return 0;
+}
+
+void pb_exit(struct pb_proc *proc)
+{
+	AS_TASK(proc);
+	exit_mmap(proc->mm);
+	current_task = NULL;
+	mm_free(proc->mm);
+	free(proc);
+}
+
+unsigned long pb_proc_faults(const struct pb_proc *proc)
+{
+	return proc->mm->task.min_flt;
+}
+
+int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
+	    int prot)
+{
+	unsigned long flags = 0;
+	int err;
+
+	if (prot & PB_PROT_READ)
+		flags |= VM_READ;
+	if (prot & PB_PROT_WRITE)
+		flags |= VM_READ | VM_WRITE;
+	pthread_rwlock_wrlock(&proc->mm->mmap_lock);
+	err = do_mmap(proc->mm, addr, len, flags);
+	pthread_rwlock_unlock(&proc->mm->mmap_lock);
+	return err;
+}
+
+int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len)
+{
+	int err;
+
+	AS_TASK(proc);
+	pthread_rwlock_wrlock(&proc->mm->mmap_lock);
+	err = do_munmap(proc->mm, addr, len);
+	pthread_rwlock_unlock(&proc->mm->mmap_lock);
+	return err;
+}
+
+int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
+		int prot)
+{
+	AS_TASK(proc);
+	return do_mprotect(proc->mm, addr, len, (unsigned long)prot);
+}
+
+int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,
+	       enum pb_advice advice)
+{
+	AS_TASK(proc);
+	return do_madvise(proc->mm, addr, len, advice);
+}
+
+int pb_mremap(struct pb_proc *proc, unsigned long old_addr, unsigned long len,
+	      unsigned long new_addr)
+{
+	AS_TASK(proc);
+	return do_mremap(proc->mm, old_addr, len, new_addr);
+}
+
+int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len)
+{
+	struct mm_struct *mm = proc->mm;
+	unsigned long end = addr + len;
+	int i, err = 0;
+
+	AS_TASK(proc);
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	for (i = 0; i < mm->nr_vmas && !err; i++) {
+		struct vm_area_struct *vma = mm->vmas[i];
+
+		if (vma->vm_end <= addr || vma->vm_start >= end)
+			continue;
+		err = split_huge_pmd_range(vma, max(addr, vma->vm_start),
+					   min(end, vma->vm_end));
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
+int pb_load(struct pb_proc *proc, int cpu, unsigned long addr, uint8_t *val)
+{
+	if (cpu < 0 || cpu >= NR_CPUS)
+		return -EINVAL;
+	AS_TASK(proc);
+	return access_user(proc->mm, cpu, addr, false, val);
+}
+
+int pb_store(struct pb_proc *proc, int cpu, unsigned long addr, uint8_t val)
+{
+	if (cpu < 0 || cpu >= NR_CPUS)
+		return -EINVAL;
+	AS_TASK(proc);
+	return access_user(proc->mm, cpu, addr, true, &val);
+}
+
+int pb_gup_fast(struct pb_proc *proc, unsigned long start,
+		unsigned long nr_pages, unsigned int foll_flags,
+		struct pb_pages **out)
+{
+	struct pb_pages *pp;
+	long got;
+
+	if (foll_flags & ~(PB_FOLL_WRITE | PB_FOLL_GET | PB_FOLL_PIN |
+			   PB_FOLL_LONGTERM | PB_FOLL_FAST_ONLY))
+		return -EINVAL;
+	pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return -ENOMEM;
+	pp->gp.pages = calloc(nr_pages ? nr_pages : 1, sizeof(struct page *));
+	if (!pp->gp.pages) {
+		free(pp);
+		return -ENOMEM;
+	}
+	AS_TASK(proc);
+	got = get_user_pages_fast_flags(proc->mm, start, nr_pages, foll_flags,
+					pp->gp.pages);
+	if (got < 0 || (unsigned long)got < nr_pages) {
+		/* Like io_uring and O_DIRECT: all or nothing. */
+		if (got > 0) {
+			if (foll_flags & FOLL_PIN)
+				unpin_user_pages_dirty_lock(pp->gp.pages,
+							    (unsigned long)got, false);
+			else
+				put_user_pages_refs(pp->gp.pages, (unsigned long)got);
+		}
+		free(pp->gp.pages);
+		free(pp);
+		return got < 0 ? (int)got : -EFAULT;
+	}
+	pp->gp.nr = nr_pages;
+	pp->gp.flags = foll_flags;
+	gup_track(&pp->gp);
+	*out = pp;
+	return 0;
+}
+
+unsigned long pb_pages_count(const struct pb_pages *pages)
+{
+	return pages->gp.nr;
+}
+
+void pb_pages_read(const struct pb_pages *pages, unsigned long index,
+		   void *buf, unsigned long len)
+{
+	unsigned char *dst = buf;
+
+	while (len && index < pages->gp.nr) {
+		unsigned long n = min(len, PAGE_SIZE);
+
+		memcpy(dst, page_address(pages->gp.pages[index]), n);
+		dst += n;
+		len -= n;
+		index++;
+	}
+}
+
+void pb_pages_fill(struct pb_pages *pages, uint8_t value)
+{
+	unsigned long i;
+
+	for (i = 0; i < pages->gp.nr; i++)
+		memset(page_address(pages->gp.pages[i]), value, PAGE_SIZE);
+}
+
+void pb_pages_release(struct pb_pages *pages, bool make_dirty)
+{
+	gup_untrack(&pages->gp);
+	if (pages->gp.flags & FOLL_PIN)
+		unpin_user_pages_dirty_lock(pages->gp.pages, pages->gp.nr,
+					    make_dirty);
+	else
+		put_user_pages_refs(pages->gp.pages, pages->gp.nr);
+	free(pages->gp.pages);
+	free(pages);
+}
+
+/* What /proc/PID/pagemap and /proc/kpageflags would say of each page. */
+int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
+	       struct pb_page_info *out)
+{
+	struct mm_struct *mm = proc->mm;
+	unsigned long i;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	for (i = 0; i < nr; i++) {
+		unsigned long a = addr + (i << PAGE_SHIFT), pfn;
+		pmd_t *pmdp = walk_to_pmd(mm, a);
+		struct pb_page_info *info = &out[i];
+		struct folio *folio;
+		pmd_t pmd;
+
+		memset(info, 0, sizeof(*info));
+		if (!pmdp)
+			continue;
+		pmd = pmdp_get(pmdp);
+		if (pmd_none(pmd))
+			continue;
+		if (pmd_leaf(pmd)) {
+			pfn = pmd_pfn(pmd) + ((a & ~PMD_MASK) >> PAGE_SHIFT);
+		} else {
+			pte_t pte = ptep_get(pte_offset(pmd, a));
+
+			if (!pte_present(pte))
+				continue;
+			pfn = pte_pfn(pte);
+		}
+		folio = page_folio(pfn_to_page(pfn));
+		info->present = true;
+		info->pfn = pfn;
+		info->folio_size = folio_size(folio);
+		info->index = pfn - folio_pfn(folio);
+		info->data = *(uint8_t *)pfn_address(pfn);
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return 0;
+}
+
+unsigned long pb_frames_in_use(void)
+{
+	return machine.nr_frames - nr_free_frames();
+}

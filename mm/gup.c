@@ -1,0 +1,541 @@
+/*
+ * gup.c: get_user_pages and pinning (mm/gup.c) - the slow path that walks
+ * under mmap_lock and faults pages in, GUP-fast that walks without locks
+ * under RCU with speculative references, and unpin.
+ *
+ * Reference accounting (spec-gup-fork.md 2.1): FOLL_GET adds one ref per
+ * page; FOLL_PIN adds one ref and one _pincount per page on large folios,
+ * GUP_PIN_COUNTING_BIAS refs per page on small ones; the zero page is
+ * never pinned.
+ */
+#include <stdlib.h>
+#include <urcu.h>
+
+#include "mm/pgtable.h"
+
+/* Anything PIN-related on the zero page is a no-op. */
+static inline bool folio_is_zero(const struct folio *folio)
+{
+	return folio_test_zero(folio);
+}
+
+/*
+ * Must a read-only pin of @page unshare it first?  Only FOLL_PIN without
+ * FOLL_WRITE cares: an anon page must be exclusive; a non-anon page in a
+ * COW mapping must be unshared for FOLL_LONGTERM (GUP-fast, with no VMA,
+ * cannot tell and says yes).
+ */
+bool gup_must_unshare(struct vm_area_struct *vma, unsigned int flags,
+		      struct page *page)
+{
+	struct folio *folio = page_folio(page);
+
+	if ((flags & (FOLL_WRITE | FOLL_PIN)) != FOLL_PIN)
+		return false;
+	if (!folio_test_anon(folio)) {
+		if (!(flags & FOLL_LONGTERM))
+			return false;
+		if (!vma)
+			return true;
+		return is_cow_mapping(vma->vm_flags);
+	}
+	/* smp_rmb(): pairs with the sharer's barrier before clearing PAE. */
+	atomic_thread_fence(memory_order_acquire);
+	return !PageAnonExclusive(page);
+}
+
+/* Take the pin part of a grab: a folio reference is already held. */
+static void grab_pin(struct folio *folio, int refs)
+{
+	if (folio_has_pincount(folio)) {
+		count_stat(pincount_atomic);
+		atomic_fetch_add_explicit(&folio->_pincount, refs,
+					  memory_order_relaxed);
+	} else {
+		folio_ref_add(folio, refs * (GUP_PIN_COUNTING_BIAS - 1));
+	}
+}
+
+/*
+ * try_grab_folio_fast(): the speculative reference of GUP-fast.  The
+ * folio may be freed or split under us: add-unless-zero, then check the
+ * page still belongs to it.
+ */
+static struct folio *try_grab_folio_fast(struct page *page, int refs,
+					 unsigned int flags)
+{
+	struct folio *folio;
+
+	if (flags & FOLL_PIN) {
+		folio = page_folio(page);
+		if (folio_is_zero(folio))
+			return folio;
+	}
+	for (;;) {
+		folio = page_folio(page);
+		if (!folio_ref_try_add(folio, refs))
+			return NULL;
+		if (likely(page_folio(page) == folio))
+			break;
+		folio_put_refs(folio, refs);
+	}
+	if (flags & FOLL_GET)
+		return folio;
+	grab_pin(folio, refs);
+	/*
+	 * smp_mb__after_atomic(): the pin is visible before we re-check the
+	 * PTE; pairs with the barrier in folio_try_share_anon_rmap_*().
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	return folio;
+}
+
+/* try_grab_folio(): slow path, a reference is already held or stable. */
+static int try_grab_folio(struct folio *folio, int refs, unsigned int flags)
+{
+	if (folio_ref_count(folio) <= 0)
+		return -ENOMEM;
+	if (flags & FOLL_GET) {
+		folio_ref_add(folio, refs);
+		return 0;
+	}
+	if (folio_is_zero(folio))
+		return 0;
+	if (folio_has_pincount(folio)) {
+		folio_ref_add(folio, refs);
+		grab_pin(folio, refs);
+	} else {
+		folio_ref_add(folio, refs * GUP_PIN_COUNTING_BIAS);
+	}
+	return 0;
+}
+
+static void gup_put_folio(struct folio *folio, int refs, unsigned int flags)
+{
+	if (flags & FOLL_PIN) {
+		if (folio_is_zero(folio))
+			return;
+		if (folio_has_pincount(folio)) {
+			count_stat(pincount_atomic);
+			atomic_fetch_sub_explicit(&folio->_pincount, refs,
+						  memory_order_relaxed);
+		} else {
+			refs *= GUP_PIN_COUNTING_BIAS;
+		}
+	}
+	folio_put_refs(folio, refs);
+}
+
+/* ---- GUP-fast ---- */
+
+/*
+ * Per PTE, in address order: read locklessly, check, grab speculatively,
+ * re-check PMD and PTE, then the unshare rule.  Any failure stops the walk
+ * with what was taken so far kept; the slow path does the rest.
+ */
+static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
+			      unsigned long end, unsigned int flags,
+			      struct page **pages, unsigned long *nr)
+{
+	pte_t *ptep = pte_offset(pmd, addr);
+	unsigned long npages;
+
+	do {
+		pte_t pte = ptep_get_lockless(ptep);
+		struct folio *folio;
+		struct page *page;
+
+		npages = 1;
+		if (pte_protnone(pte))
+			return 0;
+		if (!pte_access_permitted(pte, flags & FOLL_WRITE))
+			return 0;
+		if (pte_special(pte))
+			return 0;
+		page = pte_page(pte);
+		folio = try_grab_folio_fast(page, 1, flags);
+		if (!folio)
+			return 0;
+		if (unlikely(!pmd_same(pmd, pmdp_get_lockless(pmdp))) ||
+		    unlikely(!pte_same(pte, ptep_get_lockless(ptep)))) {
+			gup_put_folio(folio, 1, flags);
+			return 0;
+		}
+		if (!pte_write(pte) && gup_must_unshare(NULL, flags, page)) {
+			gup_put_folio(folio, 1, flags);
+			return 0;
+		}
+		folio_set_flag(folio, PG_referenced);
+		pages[*nr] = page;
+		(*nr) += npages;
+	} while (ptep += npages, addr += npages * PAGE_SIZE, addr != end);
+	return 1;
+}
+
+static int gup_fast_pmd_leaf(pmd_t orig, pmd_t *pmdp, unsigned long addr,
+			     unsigned long end, unsigned int flags,
+			     struct page **pages, unsigned long *nr)
+{
+	unsigned long refs = (end - addr) >> PAGE_SHIFT, i;
+	struct folio *folio;
+	struct page *page;
+
+	if (pmd_protnone(orig))
+		return 0;
+	if (!pte_access_permitted(pmd_pte(orig), flags & FOLL_WRITE))
+		return 0;
+	if (pmd_special(orig))
+		return 0;
+	page = pfn_to_page(pmd_pfn(orig) + ((addr & ~PMD_MASK) >> PAGE_SHIFT));
+	folio = try_grab_folio_fast(page, (int)refs, flags);
+	if (!folio)
+		return 0;
+	if (unlikely(!pmd_same(orig, pmdp_get_lockless(pmdp)))) {
+		gup_put_folio(folio, (int)refs, flags);
+		return 0;
+	}
+	/* PMD-mapped: exclusivity lives on the head page. */
+	if (!pmd_write(orig) && gup_must_unshare(NULL, flags, folio_page(folio, 0))) {
+		gup_put_folio(folio, (int)refs, flags);
+		return 0;
+	}
+	for (i = 0; i < refs; i++)
+		pages[*nr + i] = page + i;
+	*nr += refs;
+	folio_set_flag(folio, PG_referenced);
+	return 1;
+}
+
+/*
+ * gup_fast(): the lockless walk.  rcu_read_lock() stands for the
+ * kernel's local_irq_save(): page tables are freed only after a grace
+ * period, so every table we reach stays valid until we leave.  A PIN
+ * backs off if fork runs concurrently (write_protect_seq).
+ */
+static unsigned long gup_fast(struct mm_struct *mm, unsigned long start,
+			      unsigned long end, unsigned int flags,
+			      struct page **pages)
+{
+	unsigned long nr = 0, addr = start, next;
+	unsigned int seq = 0;
+
+	if (flags & FOLL_PIN) {
+		seq = atomic_load_explicit(&mm->write_protect_seq,
+					   memory_order_acquire);
+		if (seq & 1)
+			return 0;
+	}
+	rcu_read_lock();
+	for (; addr < end; addr = next) {
+		pmd_t *pmdp = walk_to_pmd(mm, addr);
+		pmd_t pmd;
+
+		next = pmd_addr_end(addr, end);
+		if (!pmdp)
+			break;
+		pmd = pmdp_get_lockless(pmdp);
+		if (pmd_none(pmd))
+			break;
+		if (pmd_leaf(pmd)) {
+			if (!gup_fast_pmd_leaf(pmd, pmdp, addr, next, flags,
+					       pages, &nr))
+				break;
+		} else if (!gup_fast_pte_range(pmd, pmdp, addr, next, flags,
+					       pages, &nr)) {
+			break;
+		}
+	}
+	rcu_read_unlock();
+	if ((flags & FOLL_PIN) &&
+	    atomic_load_explicit(&mm->write_protect_seq, memory_order_acquire) != seq) {
+		/* Raced with fork: pages may now be shared. Give them back. */
+		unpin_user_pages_dirty_lock(pages, nr, false);
+		return 0;
+	}
+	count_stat_n(gup_fast_pages, nr);
+	return nr;
+}
+
+/* ---- the slow path ---- */
+
+static int check_vma_flags(struct vm_area_struct *vma, unsigned int flags)
+{
+	if (flags & FOLL_WRITE) {
+		if (!(vma->vm_flags & VM_WRITE) || (vma->vm_flags & VM_SHADOW_STACK))
+			return -EFAULT;
+	} else if (!(vma->vm_flags & VM_READ)) {
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * follow_page_mask(): the page at @addr if GUP may take it as it is;
+ * NULL when a fault must come first; ERR -EMLINK when a read-only pin must
+ * unshare.  For a PMD mapping, *page_mask says how far the folio goes.
+ */
+static struct page *follow_page_mask(struct vm_area_struct *vma,
+				     unsigned long addr, unsigned int flags,
+				     unsigned long *page_mask, int *err)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	pmd_t *pmdp = walk_to_pmd(mm, addr);
+	struct page *page;
+	spinlock_t *ptl;
+	pte_t *ptep, pte;
+
+	*page_mask = 0;
+	*err = 0;
+	if (!pmdp || pmd_none(pmdp_get(pmdp)))
+		return NULL;
+	if (pmd_leaf(pmdp_get(pmdp))) {
+		pmd_t pmd;
+
+		ptl = pmd_lock(mm, pmdp);
+		pmd = pmdp_get(pmdp);
+		if (!pmd_leaf(pmd)) {
+			spin_unlock(ptl);
+			return follow_page_mask(vma, addr, flags, page_mask, err);
+		}
+		if (pmd_protnone(pmd) ||
+		    ((flags & FOLL_WRITE) && !pmd_write(pmd))) {
+			spin_unlock(ptl);
+			return NULL;
+		}
+		page = pfn_to_page(pmd_pfn(pmd));
+		if (!pmd_write(pmd) && gup_must_unshare(vma, flags, page)) {
+			spin_unlock(ptl);
+			*err = -EMLINK;
+			return NULL;
+		}
+		page += (addr & ~PMD_MASK) >> PAGE_SHIFT;
+		*err = try_grab_folio(page_folio(page), 1, flags);
+		spin_unlock(ptl);
+		if (*err)
+			return NULL;
+		*page_mask = HPAGE_PMD_NR - 1;
+		return page;
+	}
+	ptep = pte_offset_map_lock(mm, pmdp, addr, &ptl);
+	if (!ptep)
+		return follow_page_mask(vma, addr, flags, page_mask, err);
+	pte = ptep_get(ptep);
+	page = NULL;
+	if (!pte_present(pte) || pte_protnone(pte))
+		goto out;
+	if ((flags & FOLL_WRITE) && !pte_write(pte))
+		goto out;
+	page = vm_normal_page(vma, addr, pte);
+	if (!page) {
+		if (!is_zero_pfn(pte_pfn(pte))) {
+			*err = -EFAULT;
+			goto out;
+		}
+		page = pte_page(pte);
+	}
+	if (!pte_write(pte) && gup_must_unshare(vma, flags, page)) {
+		*err = -EMLINK;
+		page = NULL;
+		goto out;
+	}
+	*err = try_grab_folio(page_folio(page), 1, flags);
+	if (*err) {
+		page = NULL;
+		goto out;
+	}
+	if ((flags & FOLL_WRITE) && !folio_is_zero(page_folio(page)))
+		folio_set_flag(page_folio(page), PG_dirty);
+	folio_set_flag(page_folio(page), PG_referenced);
+out:
+	pte_unmap_unlock(ptep, ptl);
+	return page;
+}
+
+/* faultin_page(): a write fault for FOLL_WRITE, an unshare fault for -EMLINK. */
+static int faultin_page(struct vm_area_struct *vma, unsigned long addr,
+			unsigned int flags, bool unshare)
+{
+	unsigned int fault_flags = FAULT_FLAG_REMOTE;
+	vm_fault_t ret;
+
+	if (flags & FOLL_WRITE)
+		fault_flags |= FAULT_FLAG_WRITE;
+	if (unshare)
+		fault_flags |= FAULT_FLAG_UNSHARE;
+	ret = handle_mm_fault(vma, addr, fault_flags);
+	if (ret & VM_FAULT_OOM)
+		return -ENOMEM;
+	if (ret & VM_FAULT_ERROR)
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * __get_user_pages() under mmap_lock: look each page up, fault it in (or
+ * unshare it) when it is not usable as it is, and take the references.
+ * Returns the number of pages taken, or an error if none was.
+ */
+static long __get_user_pages(struct mm_struct *mm, unsigned long start,
+			     unsigned long nr_pages, unsigned int flags,
+			     struct page **pages)
+{
+	unsigned long i = 0;
+	long ret = 0;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	while (i < nr_pages) {
+		unsigned long addr = start + (i << PAGE_SHIFT), page_mask, increm;
+		struct vm_area_struct *vma = vma_lookup(mm, addr);
+		struct page *page;
+		int err;
+
+		if (!vma) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = check_vma_flags(vma, flags);
+		if (ret)
+			break;
+		page = follow_page_mask(vma, addr, flags, &page_mask, &err);
+		if (!page) {
+			if (err && err != -EMLINK) {
+				ret = err;
+				break;
+			}
+			ret = faultin_page(vma, addr, flags, err == -EMLINK);
+			if (ret)
+				break;
+			continue;
+		}
+		increm = 1 + (~(addr >> PAGE_SHIFT) & page_mask);
+		increm = min(increm, nr_pages - i);
+		if (increm > 1 &&
+		    try_grab_folio(page_folio(page), (int)increm - 1, flags)) {
+			gup_put_folio(page_folio(page), 1, flags);
+			ret = -ENOMEM;
+			break;
+		}
+		for (unsigned long j = 0; j < increm; j++)
+			pages[i + j] = page + j;
+		i += increm;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	count_stat_n(gup_slow_pages, i);
+	return i ? (long)i : ret;
+}
+
+/*
+ * gup_fast_fallback(): GUP-fast for as much as it can, then the slow path
+ * from where it stopped.  Returns pages taken or a negative error.
+ */
+long get_user_pages_fast_flags(struct mm_struct *mm, unsigned long start,
+			       unsigned long nr_pages, unsigned int gup_flags,
+			       struct page **pages)
+{
+	unsigned long nr_pinned, end = start + (nr_pages << PAGE_SHIFT);
+	long ret;
+
+	if (!!(gup_flags & FOLL_GET) == !!(gup_flags & FOLL_PIN))
+		return -EINVAL;
+	if ((gup_flags & FOLL_LONGTERM) && !(gup_flags & FOLL_PIN))
+		return -EINVAL;
+	if (!nr_pages)
+		return 0;
+	if (start & ~PAGE_MASK || end <= start || end > TASK_SIZE)
+		return -EFAULT;
+	if (gup_flags & FOLL_PIN)
+		atomic_store(&mm->has_pinned, true);	/* MMF_HAS_PINNED */
+	nr_pinned = gup_fast(mm, start, end, gup_flags, pages);
+	if (nr_pinned == nr_pages || (gup_flags & FOLL_FAST_ONLY))
+		return (long)nr_pinned;
+	ret = __get_user_pages(mm, start + (nr_pinned << PAGE_SHIFT),
+			       nr_pages - nr_pinned, gup_flags | FOLL_TOUCH,
+			       pages + nr_pinned);
+	if (ret < 0)
+		return nr_pinned ? (long)nr_pinned : ret;
+	return ret + (long)nr_pinned;
+}
+
+/*
+ * Release runs of consecutive entries of the same folio with one put
+ * each (gup_folio_next); mark the folio dirty first if asked.
+ */
+static void release_pages_runs(struct page **pages, unsigned long npages,
+			       unsigned int flags, bool make_dirty)
+{
+	unsigned long i = 0;
+
+	while (i < npages) {
+		struct folio *folio = page_folio(pages[i]);
+		unsigned long n = 1;
+
+		while (i + n < npages && page_folio(pages[i + n]) == folio)
+			n++;
+		if (make_dirty && !folio_is_zero(folio))
+			folio_set_flag(folio, PG_dirty);
+		gup_put_folio(folio, (int)n, flags);
+		i += n;
+	}
+}
+
+void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
+				 bool make_dirty)
+{
+	release_pages_runs(pages, npages, FOLL_PIN, make_dirty);
+}
+
+void put_user_pages_refs(struct page **pages, unsigned long npages)
+{
+	release_pages_runs(pages, npages, FOLL_GET, false);
+}
+
+/* Outstanding GUP results, so the checker can account for their refs. */
+static pthread_mutex_t gup_track_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gup_pages **tracked;
+static unsigned long nr_tracked, cap_tracked;
+
+void gup_track(struct gup_pages *gp)
+{
+	pthread_mutex_lock(&gup_track_lock);
+	if (nr_tracked == cap_tracked) {
+		unsigned long cap = cap_tracked ? 2 * cap_tracked : 16;
+		struct gup_pages **n = realloc(tracked, cap * sizeof(*n));
+
+		if (!n)
+			abort();	/* host out of memory */
+		tracked = n;
+		cap_tracked = cap;
+	}
+	tracked[nr_tracked++] = gp;
+	pthread_mutex_unlock(&gup_track_lock);
+}
+
+void gup_untrack(struct gup_pages *gp)
+{
+	unsigned long i;
+
+	pthread_mutex_lock(&gup_track_lock);
+	for (i = 0; i < nr_tracked; i++) {
+		if (tracked[i] == gp) {
+			tracked[i] = tracked[--nr_tracked];
+			break;
+		}
+	}
+	if (!nr_tracked) {
+		free(tracked);
+		tracked = NULL;
+		cap_tracked = 0;
+	}
+	pthread_mutex_unlock(&gup_track_lock);
+}
+
+void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
+			  void *arg)
+{
+	unsigned long i;
+
+	pthread_mutex_lock(&gup_track_lock);
+	for (i = 0; i < nr_tracked; i++)
+		fn(tracked[i], arg);
+	pthread_mutex_unlock(&gup_track_lock);
+}

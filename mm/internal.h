@@ -1,0 +1,440 @@
+/*
+ * internal.h: what the files of mm/ share - geometry, frame/folio lookup,
+ * reference and mapcount primitives with their cost counters, the flag
+ * sets of GUP and faults, and the cross-file prototypes.
+ */
+#ifndef MM_INTERNAL_H
+#define MM_INTERNAL_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "ptebatch.h"
+#include "mm/mm_types.h"
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#define min(a, b)	((a) < (b) ? (a) : (b))
+#define max(a, b)	((a) > (b) ? (a) : (b))
+
+/* Geometry (x86-64, four levels). */
+#define PAGE_SHIFT	X86_PAGE_SHIFT
+#define PAGE_SIZE	(1UL << PAGE_SHIFT)
+#define PAGE_MASK	(~(PAGE_SIZE - 1))
+#define PTRS_PER_TABLE	(PAGE_SIZE / sizeof(uint64_t))
+#define PTRS_PER_PTE	PTRS_PER_TABLE
+#define PMD_SHIFT	21
+#define PMD_SIZE	(1UL << PMD_SHIFT)
+#define PMD_MASK	(~(PMD_SIZE - 1))
+#define PUD_SHIFT	30
+#define PUD_SIZE	(1UL << PUD_SHIFT)
+#define PGDIR_SHIFT	39
+#define PGDIR_SIZE	(1UL << PGDIR_SHIFT)
+#define HPAGE_PMD_ORDER	(PMD_SHIFT - PAGE_SHIFT)
+#define HPAGE_PMD_NR	(1UL << HPAGE_PMD_ORDER)
+#define TASK_SIZE	(1UL << 47)
+#define MAX_PAGE_ORDER	HPAGE_PMD_ORDER
+
+#define ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
+#define ALIGN(x, a)		(((x) + (a) - 1) & ~((a) - 1))
+#define IS_ALIGNED(x, a)	(((x) & ((a) - 1)) == 0)
+
+/* The machine: memmap, folio metadata and frame contents. */
+struct machine {
+	struct page *mem_map;
+	struct folio *folio_map;
+	unsigned char *frames;
+	unsigned long nr_frames;
+	unsigned long zero_pfn;		/* the shared zero page */
+	unsigned long huge_zero_pfn;	/* the huge zero folio */
+	/* THP: per-order policies; PMD order's is the global "enabled". */
+	enum pb_thp_policy thp_policy[HPAGE_PMD_ORDER + 1];
+	atomic_uint next_mm_id;
+};
+extern struct machine machine;
+
+/* Cost counters (per thread, summed by whoever reads them). */
+extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
+#define count_stat(name)	(pb_stat_counters[PB_STAT_##name]++)
+#define count_stat_n(name, n)	(pb_stat_counters[PB_STAT_##name] += (n))
+
+/* The acting task, for fault accounting. */
+extern _Thread_local struct task_struct *current_task;
+
+static inline struct page *pfn_to_page(unsigned long pfn)
+{
+	return &machine.mem_map[pfn];
+}
+static inline unsigned long page_to_pfn(const struct page *page)
+{
+	return (unsigned long)(page - machine.mem_map);
+}
+static inline void *page_address(const struct page *page)
+{
+	return machine.frames + (page_to_pfn(page) << PAGE_SHIFT);
+}
+static inline void *pfn_address(unsigned long pfn)
+{
+	return machine.frames + (pfn << PAGE_SHIFT);
+}
+static inline bool pfn_valid(unsigned long pfn)
+{
+	return pfn && pfn < machine.nr_frames;
+}
+
+static inline bool PageFlag(const struct page *page, int bit)
+{
+	return atomic_load_explicit(&((struct page *)page)->flags,
+				    memory_order_relaxed) & (1UL << bit);
+}
+static inline void SetPageFlag(struct page *page, int bit)
+{
+	atomic_fetch_or_explicit(&page->flags, 1UL << bit, memory_order_relaxed);
+}
+static inline void ClearPageFlag(struct page *page, int bit)
+{
+	atomic_fetch_and_explicit(&page->flags, ~(1UL << bit), memory_order_relaxed);
+}
+#define PageAnonExclusive(p)		PageFlag(p, PG_anon_exclusive)
+#define SetPageAnonExclusive(p)		SetPageFlag(p, PG_anon_exclusive)
+#define ClearPageAnonExclusive(p)	ClearPageFlag(p, PG_anon_exclusive)
+
+static inline struct folio *pfn_folio(unsigned long head_pfn)
+{
+	return &machine.folio_map[head_pfn];
+}
+static inline unsigned long folio_pfn(const struct folio *folio)
+{
+	return (unsigned long)(folio - machine.folio_map);
+}
+/* May race with a split or free: callers that need it stable re-check. */
+static inline struct folio *page_folio(const struct page *page)
+{
+	return pfn_folio(atomic_load_explicit(&((struct page *)page)->compound_head,
+					      memory_order_acquire));
+}
+static inline struct page *folio_page(const struct folio *folio, unsigned long n)
+{
+	return pfn_to_page(folio_pfn(folio) + n);
+}
+static inline unsigned int folio_order(const struct folio *folio)
+{
+	return atomic_load_explicit(&((struct folio *)folio)->order,
+				    memory_order_relaxed);
+}
+static inline unsigned long folio_nr_pages(const struct folio *folio)
+{
+	return 1UL << folio_order(folio);
+}
+static inline unsigned long folio_size(const struct folio *folio)
+{
+	return folio_nr_pages(folio) << PAGE_SHIFT;
+}
+static inline bool folio_test(const struct folio *folio, int bit)
+{
+	return atomic_load_explicit(&((struct folio *)folio)->flags,
+				    memory_order_relaxed) & (1UL << bit);
+}
+static inline void folio_set_flag(struct folio *folio, int bit)
+{
+	atomic_fetch_or_explicit(&folio->flags, 1UL << bit, memory_order_relaxed);
+}
+static inline void folio_clear_flag(struct folio *folio, int bit)
+{
+	atomic_fetch_and_explicit(&folio->flags, ~(1UL << bit), memory_order_relaxed);
+}
+#define folio_test_large(f)	folio_test(f, PG_large)
+#define folio_test_anon(f)	folio_test(f, PG_anon)
+#define folio_test_dirty(f)	folio_test(f, PG_dirty)
+#define folio_test_zero(f)	folio_test(f, PG_zero)
+/* 64-bit: every large folio has _pincount. */
+#define folio_has_pincount(f)	folio_test_large(f)
+
+static inline bool is_zero_pfn(unsigned long pfn)
+{
+	return pfn == machine.zero_pfn;
+}
+static inline bool is_huge_zero_pfn(unsigned long pfn)
+{
+	return pfn >= machine.huge_zero_pfn &&
+	       pfn < machine.huge_zero_pfn + HPAGE_PMD_NR;
+}
+
+/* Reference counting, each atomic counted. */
+static inline int folio_ref_count(const struct folio *folio)
+{
+	return atomic_load_explicit(&((struct folio *)folio)->_refcount,
+				    memory_order_relaxed);
+}
+static inline void folio_ref_add(struct folio *folio, int nr)
+{
+	count_stat(folio_ref_atomic);
+	atomic_fetch_add_explicit(&folio->_refcount, nr, memory_order_relaxed);
+}
+static inline void folio_get(struct folio *folio) { folio_ref_add(folio, 1); }
+/* Speculative get: add unless zero (folio_ref_try_add_rcu). */
+static inline bool folio_ref_try_add(struct folio *folio, int nr)
+{
+	int old = atomic_load_explicit(&folio->_refcount, memory_order_relaxed);
+
+	count_stat(folio_ref_atomic);
+	do {
+		if (old <= 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&folio->_refcount, &old,
+			old + nr, memory_order_seq_cst, memory_order_relaxed));
+	return true;
+}
+void folio_put_refs(struct folio *folio, int refs);
+static inline void folio_put(struct folio *folio) { folio_put_refs(folio, 1); }
+
+/* Mapcounts. */
+static inline int folio_large_mapcount(const struct folio *folio)
+{
+	return atomic_load_explicit(&((struct folio *)folio)->_large_mapcount,
+				    memory_order_relaxed) + 1;
+}
+static inline int folio_entire_mapcount(const struct folio *folio)
+{
+	return atomic_load_explicit(&((struct folio *)folio)->_entire_mapcount,
+				    memory_order_relaxed) + 1;
+}
+static inline int folio_mapcount(const struct folio *folio)
+{
+	if (folio_test_large(folio))
+		return folio_large_mapcount(folio);
+	return atomic_load_explicit(&((struct folio *)folio)->_mapcount,
+				    memory_order_relaxed) + 1;
+}
+static inline bool folio_mapped(const struct folio *folio)
+{
+	return folio_mapcount(folio) > 0;
+}
+static inline bool folio_maybe_mapped_shared(const struct folio *folio)
+{
+	if (!folio_test_large(folio))
+		return folio_mapcount(folio) > 1;
+	return folio_test(folio, PG_mm_ids_shared);
+}
+
+#define GUP_PIN_COUNTING_BIAS 1024
+/* Exact for large folios; may be a false positive for small ones. */
+static inline bool folio_maybe_dma_pinned(const struct folio *folio)
+{
+	if (folio_has_pincount(folio))
+		return atomic_load_explicit(&((struct folio *)folio)->_pincount,
+					    memory_order_relaxed) > 0;
+	return (unsigned int)folio_ref_count(folio) >= GUP_PIN_COUNTING_BIAS;
+}
+
+/* GUP flags (include/linux/mm_types.h + mm/internal.h). */
+#define FOLL_WRITE	PB_FOLL_WRITE
+#define FOLL_GET	PB_FOLL_GET
+#define FOLL_PIN	PB_FOLL_PIN
+#define FOLL_LONGTERM	PB_FOLL_LONGTERM
+#define FOLL_FAST_ONLY	PB_FOLL_FAST_ONLY
+#define FOLL_FORCE	0x20
+#define FOLL_TOUCH	0x40
+#define FOLL_UNSHARE_INTERNAL 0x80	/* unused marker, kept out of user flags */
+
+/* Fault flags. */
+#define FAULT_FLAG_WRITE	0x01
+#define FAULT_FLAG_UNSHARE	0x02
+#define FAULT_FLAG_USER		0x04
+#define FAULT_FLAG_REMOTE	0x08	/* GUP on the task's behalf */
+
+/* Fault results. */
+#define VM_FAULT_OOM		0x0001
+#define VM_FAULT_SIGSEGV	0x0002
+#define VM_FAULT_SIGBUS		0x0004
+#define VM_FAULT_FALLBACK	0x0008
+#define VM_FAULT_RETRY		0x0010
+#define VM_FAULT_ERROR		(VM_FAULT_OOM | VM_FAULT_SIGSEGV | VM_FAULT_SIGBUS)
+typedef unsigned int vm_fault_t;
+
+/* rmap flags */
+#define RMAP_NONE	0
+#define RMAP_EXCLUSIVE	1
+
+static inline bool is_cow_mapping(unsigned long flags)
+{
+	return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
+}
+static inline bool vma_is_anonymous(const struct vm_area_struct *vma)
+{
+	(void)vma;
+	return true;	/* every VMA of the model is private anonymous */
+}
+static inline bool vma_soft_dirty_enabled(const struct vm_area_struct *vma)
+{
+	/* Soft-dirty tracking is on while VM_SOFTDIRTY is clear. */
+	return !(vma->vm_flags & VM_SOFTDIRTY);
+}
+static inline pte_t pte_mkwrite(pte_t pte, const struct vm_area_struct *vma)
+{
+	if (vma->vm_flags & VM_SHADOW_STACK)
+		return pte_mkwrite_shstk(pte);
+	return pte_mkwrite_novma(pte);
+}
+static inline pte_t maybe_mkwrite(pte_t pte, const struct vm_area_struct *vma)
+{
+	if (likely(vma->vm_flags & VM_WRITE))
+		pte = pte_mkwrite(pte, vma);
+	return pte;
+}
+static inline pgprot_t vm_get_page_prot(unsigned long vm_flags)
+{
+	/* Private mappings never get RW in vm_page_prot: COW sets it. */
+	if (vm_flags & (VM_READ | VM_WRITE | VM_EXEC))
+		return (pgprot_t){ PAGE_READONLY };
+	return (pgprot_t){ PAGE_NONE };
+}
+static inline pte_t mk_pte(const struct page *page, pgprot_t prot)
+{
+	return pfn_pte(page_to_pfn(page), prot);
+}
+static inline struct page *pte_page(pte_t pte)
+{
+	return pfn_to_page(pte_pfn(pte));
+}
+static inline pte_t pte_advance_pfn(pte_t pte, unsigned long nr)
+{
+	return __pte(pte_val(pte) + ((uint64_t)nr << PAGE_SHIFT));
+}
+
+/* page_alloc.c */
+int memmap_init(unsigned long bytes);
+void memmap_exit(void);
+struct folio *folio_alloc(unsigned int order);
+void free_frames(unsigned long pfn, unsigned int order);
+unsigned long alloc_table_frame(void);
+void free_table_frame(unsigned long pfn);
+unsigned long nr_free_frames(void);
+void clear_folio(struct folio *folio);
+void copy_highpage(struct page *to, struct page *from);
+
+/* rmap.c */
+void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma,
+			     bool pmd_level);
+void folio_add_anon_rmap_ptes(struct folio *folio, struct page *page, int nr,
+			      struct vm_area_struct *vma, int flags);
+int folio_try_dup_anon_rmap_ptes(struct folio *folio, struct page *page,
+				 int nr, struct vm_area_struct *dst_vma,
+				 struct vm_area_struct *src_vma);
+int folio_try_dup_anon_rmap_pmd(struct folio *folio,
+				struct vm_area_struct *dst_vma,
+				struct vm_area_struct *src_vma);
+void folio_remove_rmap_ptes(struct folio *folio, struct page *page, int nr,
+			    struct vm_area_struct *vma);
+void folio_remove_rmap_pmd(struct folio *folio, struct vm_area_struct *vma);
+bool folio_mm_id_owns_all(struct folio *folio, mm_id_t id);
+
+/* vma.c */
+struct vm_area_struct *find_vma(struct mm_struct *mm, unsigned long addr);
+struct vm_area_struct *vma_lookup(struct mm_struct *mm, unsigned long addr);
+int vma_index(struct mm_struct *mm, struct vm_area_struct *vma);
+int split_vma(struct mm_struct *mm, struct vm_area_struct *vma,
+	      unsigned long addr, int new_below);
+void vma_try_merge_around(struct mm_struct *mm, unsigned long start,
+			  unsigned long end);
+int vma_insert(struct mm_struct *mm, struct vm_area_struct *vma);
+void vma_remove(struct mm_struct *mm, struct vm_area_struct *vma);
+struct vm_area_struct *vm_area_alloc(struct mm_struct *mm);
+void vm_area_free(struct vm_area_struct *vma);
+int anon_vma_prepare(struct vm_area_struct *vma);
+void anon_vma_put(struct anon_vma *av);
+struct anon_vma *anon_vma_get(struct anon_vma *av);
+int vma_modify_range(struct mm_struct *mm, unsigned long start,
+		     unsigned long end, struct vm_area_struct **vmap);
+struct mm_struct *mm_alloc(void);
+void mm_free(struct mm_struct *mm);
+int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
+	    unsigned long vm_flags);
+int do_munmap(struct mm_struct *mm, unsigned long start, unsigned long len);
+void unmap_region(struct mm_struct *mm, struct vm_area_struct *vma,
+		  unsigned long start, unsigned long end);
+
+/* memory.c */
+vm_fault_t handle_mm_fault(struct vm_area_struct *vma, unsigned long address,
+			   unsigned int flags);
+struct mmu_gather;
+void zap_page_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
+		    unsigned long start, unsigned long end);
+int copy_page_range(struct vm_area_struct *dst_vma,
+		    struct vm_area_struct *src_vma);
+void free_pgd_range(struct mmu_gather *tlb, struct mm_struct *mm,
+		    unsigned long addr, unsigned long end,
+		    unsigned long floor, unsigned long ceiling);
+bool can_change_pte_writable(struct vm_area_struct *vma, unsigned long addr,
+			     pte_t pte);
+struct page *vm_normal_page(struct vm_area_struct *vma, unsigned long addr,
+			    pte_t pte);
+
+/* huge_memory.c */
+unsigned long thp_vma_allowable_orders(struct vm_area_struct *vma);
+bool thp_vma_suitable_order(struct vm_area_struct *vma, unsigned long addr,
+			    unsigned int order);
+vm_fault_t do_huge_pmd_anonymous_page(struct vm_area_struct *vma,
+				      unsigned long addr, pmd_t *pmdp,
+				      unsigned int flags);
+vm_fault_t do_huge_pmd_wp_page(struct vm_area_struct *vma, unsigned long addr,
+			       pmd_t *pmdp, pmd_t orig_pmd, unsigned int flags);
+void __split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmdp,
+		      unsigned long haddr);
+int split_huge_pmd_range(struct vm_area_struct *vma, unsigned long start,
+			 unsigned long end);
+void zap_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
+		  pmd_t *pmdp, unsigned long addr);
+int copy_huge_pmd(struct vm_area_struct *dst_vma, struct vm_area_struct *src_vma,
+		  pmd_t *dst_pmdp, pmd_t *src_pmdp, unsigned long addr);
+int change_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
+		    pmd_t *pmdp, unsigned long addr, pgprot_t newprot,
+		    bool try_writable);
+void huge_pmd_set_accessed(struct vm_area_struct *vma, pmd_t *pmdp,
+			   pmd_t orig_pmd, bool write);
+
+/* gup.c */
+struct gup_pages {
+	struct page **pages;
+	unsigned long nr;
+	unsigned int flags;
+};
+long get_user_pages_fast_flags(struct mm_struct *mm, unsigned long start,
+			       unsigned long nr_pages, unsigned int gup_flags,
+			       struct page **pages);
+void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
+				 bool make_dirty);
+void put_user_pages_refs(struct page **pages, unsigned long npages);
+bool gup_must_unshare(struct vm_area_struct *vma, unsigned int flags,
+		      struct page *page);
+/* Outstanding GUP references, for the checker. */
+void gup_track(struct gup_pages *gp);
+void gup_untrack(struct gup_pages *gp);
+void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
+			  void *arg);
+
+/* fork.c */
+int dup_mm(struct mm_struct *oldmm, struct mm_struct **newmm);
+void exit_mmap(struct mm_struct *mm);
+
+/* mprotect.c, madvise.c, mremap.c */
+int do_mprotect(struct mm_struct *mm, unsigned long start, unsigned long len,
+		unsigned long prot_flags);
+int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
+	       enum pb_advice advice);
+int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
+	      unsigned long new_addr);
+
+/* access.c */
+#define NR_CPUS 8
+int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
+		uint8_t *val);
+
+/* check.c helpers */
+void mm_registry_add(struct mm_struct *mm);
+void mm_registry_del(struct mm_struct *mm);
+void mm_registry_for_each(void (*fn)(struct mm_struct *mm, void *arg),
+			  void *arg);
+
+#endif /* MM_INTERNAL_H */

@@ -1,0 +1,101 @@
+/*
+ * madvise.c: MADV_DONTNEED (zap, keep the VMA) and the VMA-flag advices
+ * HUGEPAGE, NOHUGEPAGE, DONTFORK, DOFORK (mm/madvise.c).  Unmapped parts
+ * of the range are skipped and reported as -ENOMEM at the end, as Linux
+ * does.
+ */
+#include "mm/pgtable.h"
+#include "mm/tlb.h"
+
+static unsigned long advice_flags(unsigned long flags, enum pb_advice advice)
+{
+	switch (advice) {
+	case PB_MADV_HUGEPAGE:
+		return (flags & ~VM_NOHUGEPAGE) | VM_HUGEPAGE;
+	case PB_MADV_NOHUGEPAGE:
+		return (flags & ~VM_HUGEPAGE) | VM_NOHUGEPAGE;
+	case PB_MADV_DONTFORK:
+		return flags | VM_DONTCOPY;
+	case PB_MADV_DOFORK:
+		return flags & ~VM_DONTCOPY;
+	default:
+		return flags;
+	}
+}
+
+static int madvise_update_vma(struct mm_struct *mm, struct vm_area_struct *vma,
+			      unsigned long start, unsigned long end,
+			      unsigned long newflags)
+{
+	int err;
+
+	if (newflags == vma->vm_flags)
+		return 0;
+	if (start > vma->vm_start) {
+		err = split_vma(mm, vma, start, 1);
+		if (err)
+			return err;
+		vma = vma_lookup(mm, start);
+	}
+	if (end < vma->vm_end) {
+		err = split_vma(mm, vma, end, 0);
+		if (err)
+			return err;
+	}
+	vma->vm_flags = newflags;
+	return 0;
+}
+
+int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
+	       enum pb_advice advice)
+{
+	const bool dontneed = advice == PB_MADV_DONTNEED;
+	unsigned long end, addr;
+	int err = 0, unmapped = 0;
+
+	if (start & ~PAGE_MASK)
+		return -EINVAL;
+	len = ALIGN(len, PAGE_SIZE);
+	end = start + len;
+	if (end < start)
+		return -EINVAL;
+	if (end == start)
+		return 0;
+	if (dontneed)
+		pthread_rwlock_rdlock(&mm->mmap_lock);
+	else
+		pthread_rwlock_wrlock(&mm->mmap_lock);
+	for (addr = start; addr < end;) {
+		struct vm_area_struct *vma = find_vma(mm, addr);
+		unsigned long tmp;
+
+		if (!vma || vma->vm_start >= end) {
+			unmapped = 1;
+			break;
+		}
+		if (vma->vm_start > addr) {
+			unmapped = 1;
+			addr = vma->vm_start;
+		}
+		tmp = min(vma->vm_end, end);
+		if (dontneed) {
+			struct mmu_gather tlb;
+
+			tlb_gather_mmu(&tlb, mm);
+			zap_page_range(&tlb, vma, addr, tmp);
+			tlb_finish_mmu(&tlb);
+		} else {
+			err = madvise_update_vma(mm, vma, addr, tmp,
+						 advice_flags(vma->vm_flags, advice));
+			if (err)
+				break;
+		}
+		addr = tmp;
+	}
+	if (!dontneed)
+		vma_try_merge_around(mm, start, end);
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	if (err)
+		return err;
+	return unmapped ? -ENOMEM : 0;
+}

@@ -1,0 +1,723 @@
+/*
+ * memory.c: page faults, zapping and fork's page-table copy (mm/memory.c).
+ *
+ * Every PTE walker here is a loop whose step is "nr" entries: today nr is
+ * always 1 (the per-PTE paths of mainline before batching); the batched
+ * variants widen nr with folio_pte_batch without another copy of the loop.
+ */
+#include "mm/pgtable.h"
+#include "mm/tlb.h"
+
+_Thread_local struct task_struct *current_task;
+
+struct vm_fault {
+	struct vm_area_struct *vma;
+	unsigned long address;		/* page aligned */
+	unsigned int flags;
+	pmd_t *pmd;
+	pte_t *pte;			/* mapped PTE, or NULL if none */
+	pte_t orig_pte;
+	spinlock_t *ptl;
+	struct page *page;
+};
+
+/* The page a PTE maps, NULL for special entries (the zero page). */
+struct page *vm_normal_page(struct vm_area_struct *vma, unsigned long addr,
+			    pte_t pte)
+{
+	(void)vma;
+	(void)addr;
+	if (pte_special(pte))
+		return NULL;
+	return pte_page(pte);
+}
+
+static bool pte_range_none(pte_t *ptep, unsigned long nr)
+{
+	unsigned long i;
+
+	for (i = 0; i < nr; i++)
+		if (!pte_none(ptep_get_lockless(ptep + i)))
+			return false;
+	return true;
+}
+
+/*
+ * alloc_anon_folio(): the largest allowed order whose naturally aligned
+ * block lies inside the VMA and whose PTEs are all none, falling back to
+ * smaller orders when allocation fails.  The folio comes back zeroed.
+ */
+static struct folio *alloc_anon_folio(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long orders, addr;
+	pte_t *ptep;
+	int order;
+
+	orders = thp_vma_allowable_orders(vma) & ((1UL << HPAGE_PMD_ORDER) - 1);
+	if (!orders)
+		goto fallback;
+	ptep = pte_offset_map_nolock(vma->vm_mm, vmf->pmd,
+				     vmf->address & PMD_MASK, NULL);
+	if (!ptep)
+		return NULL;
+	for (order = HPAGE_PMD_ORDER - 1; order >= 2; order--) {
+		if (!(orders & (1UL << order)))
+			continue;
+		if (!thp_vma_suitable_order(vma, vmf->address, order)) {
+			orders &= ~(1UL << order);
+			continue;
+		}
+		addr = ALIGN_DOWN(vmf->address, PAGE_SIZE << order);
+		if (pte_range_none(ptep + pte_index(addr), 1UL << order))
+			break;
+		orders &= ~(1UL << order);
+	}
+	/* Lower orders' ranges are subsets of the chosen one: all none. */
+	for (; order >= 2; order--) {
+		struct folio *folio;
+
+		if (!(orders & (1UL << order)))
+			continue;
+		folio = folio_alloc(order);
+		if (folio) {
+			clear_folio(folio);
+			return folio;
+		}
+	}
+fallback:
+	{
+		struct folio *folio = folio_alloc(0);
+
+		if (folio)
+			clear_folio(folio);
+		return folio;
+	}
+}
+
+static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct folio *folio;
+	unsigned long addr = vmf->address, nr;
+	pte_t entry, *ptep;
+	spinlock_t *ptl;
+
+	if (pmd_none(pmdp_get(vmf->pmd)) && __pte_alloc(vma->vm_mm, vmf->pmd))
+		return VM_FAULT_OOM;
+
+	/* A read maps the shared zero page, one PTE, never a large folio. */
+	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
+		entry = pte_mkspecial(pfn_pte(machine.zero_pfn, vma->vm_page_prot));
+		ptep = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &ptl);
+		if (!ptep)
+			return 0;
+		if (pte_none(ptep_get(ptep))) {
+			set_pte(ptep, entry);
+			count_stat(fault_zero);
+		}
+		pte_unmap_unlock(ptep, ptl);
+		return 0;
+	}
+
+	if (anon_vma_prepare(vma))
+		return VM_FAULT_OOM;
+	folio = alloc_anon_folio(vmf);
+	if (!folio)
+		return VM_FAULT_OOM;
+	nr = folio_nr_pages(folio);
+	addr = ALIGN_DOWN(vmf->address, nr * PAGE_SIZE);
+
+	/* vm_page_prot already has Accessed; all nr PTEs writable+dirty. */
+	entry = mk_pte(folio_page(folio, 0), vma->vm_page_prot);
+	if (vma->vm_flags & VM_WRITE)
+		entry = pte_mkwrite(pte_mkdirty(entry), vma);
+
+	ptep = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &ptl);
+	if (!ptep)
+		goto release;
+	/* Someone mapped part of the range meanwhile: no smaller retry here. */
+	if (!pte_range_none(ptep, nr)) {
+		pte_unmap_unlock(ptep, ptl);
+		goto release;
+	}
+	if (nr > 1)
+		folio_ref_add(folio, (int)nr - 1);
+	folio_add_new_anon_rmap(folio, vma, false);
+	set_ptes(ptep, entry, nr);
+	pte_unmap_unlock(ptep, ptl);
+	count_stat(fault_anon);
+	return 0;
+release:
+	folio_put(folio);
+	return 0;
+}
+
+/*
+ * Can the faulting MM reuse @folio instead of copying?  Small folios: the
+ * only reference is our mapping.  Large folios (MM_ID tracking): every
+ * reference is a mapping of this MM, and there is more than one mapping
+ * (a folio with one mapped page is copied so it can be freed).
+ */
+static bool wp_can_reuse_anon_folio(struct folio *folio,
+				    struct vm_area_struct *vma)
+{
+	bool ret;
+
+	if (folio_test_large(folio)) {
+		if (folio_large_mapcount(folio) <= 1)
+			return false;
+		if (folio_maybe_mapped_shared(folio))
+			return false;
+		if (folio_large_mapcount(folio) != folio_ref_count(folio))
+			return false;
+		/* Recheck under the large-mapcount lock. */
+		spin_lock(&folio->mm_id_lock);
+		ret = !folio_test(folio, PG_mm_ids_shared) &&
+		      folio_large_mapcount(folio) == folio_ref_count(folio);
+		spin_unlock(&folio->mm_id_lock);
+		return ret;
+	}
+	if (folio_ref_count(folio) > 1)
+		return false;
+	/* folio_trylock: contention means copy, never sleep. */
+	if (folio_test(folio, PG_locked))
+		return false;
+	folio_set_flag(folio, PG_locked);
+	ret = folio_ref_count(folio) == 1;
+	if (ret)	/* folio_move_anon_rmap */
+		atomic_store_explicit(&folio->mapping, vma->anon_vma,
+				      memory_order_relaxed);
+	folio_clear_flag(folio, PG_locked);
+	return ret;
+}
+
+/* Make the one faulting PTE writable again: no copy, no flush on x86. */
+static void wp_page_reuse(struct vm_fault *vmf)
+{
+	pte_t entry = pte_mkyoung(vmf->orig_pte);
+
+	entry = maybe_mkwrite(pte_mkdirty(entry), vmf->vma);
+	/* ptep_set_access_flags(dirty=1): a stale RO TLB entry only refaults. */
+	if (!pte_same(ptep_get(vmf->pte), entry))
+		set_pte(vmf->pte, entry);
+	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	count_stat(fault_wp_reuse);
+}
+
+/*
+ * Break COW by copying into a new order-0 folio (or a zeroed one for the
+ * zero page).  The old mapping is cleared and flushed before the new one
+ * is installed, and the old rmap is dropped only after, so no other
+ * process can see a lower mapcount while this PTE may still read it.
+ */
+static vm_fault_t wp_page_copy(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	const bool unshare = vmf->flags & FAULT_FLAG_UNSHARE;
+	struct folio *old_folio = vmf->page ? page_folio(vmf->page) : NULL;
+	struct folio *new_folio;
+	bool copied = false;
+	pte_t entry;
+
+	if (anon_vma_prepare(vma))
+		goto oom;
+	new_folio = folio_alloc(0);
+	if (!new_folio)
+		goto oom;
+	if (old_folio)
+		copy_highpage(folio_page(new_folio, 0), vmf->page);
+	else
+		clear_folio(new_folio);
+
+	vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, vmf->address,
+				       &vmf->ptl);
+	if (vmf->pte && pte_same(ptep_get(vmf->pte), vmf->orig_pte)) {
+		entry = mk_pte(folio_page(new_folio, 0), vma->vm_page_prot);
+		if (unshare) {
+			/* Read-only and clean; soft-dirty and uffd-wp survive. */
+			if (pte_soft_dirty(vmf->orig_pte))
+				entry = pte_mksoft_dirty(entry);
+			if (pte_uffd_wp(vmf->orig_pte))
+				entry = pte_mkuffd_wp(entry);
+		} else {
+			entry = maybe_mkwrite(pte_mkdirty(entry), vma);
+		}
+		/* ptep_clear_flush */
+		ptep_get_and_clear(vmf->pte);
+		flush_tlb_page(vma->vm_mm, vmf->address);
+		folio_add_new_anon_rmap(new_folio, vma, false);
+		set_pte(vmf->pte, entry);
+		if (old_folio)
+			folio_remove_rmap_ptes(old_folio, vmf->page, 1, vma);
+		copied = true;
+	}
+	if (vmf->pte)
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+	if (copied) {
+		count_stat(fault_wp_copy);
+		/* The old mapping's reference. */
+		if (old_folio)
+			folio_put(old_folio);
+	} else {
+		folio_put(new_folio);
+	}
+	if (old_folio)
+		folio_put(old_folio);	/* taken by do_wp_page */
+	return 0;
+oom:
+	if (old_folio)
+		folio_put(old_folio);
+	return VM_FAULT_OOM;
+}
+
+/*
+ * do_wp_page(): a write (or unshare) fault on a present read-only PTE,
+ * entered with the PTL held.  Reuse an exclusive (or reusable) anon page,
+ * otherwise copy.  UNSHARE only marks the page exclusive: the PTE stays
+ * read-only and clean.
+ */
+static vm_fault_t do_wp_page(struct vm_fault *vmf)
+{
+	const bool unshare = vmf->flags & FAULT_FLAG_UNSHARE;
+	struct folio *folio = NULL;
+
+	vmf->page = vm_normal_page(vmf->vma, vmf->address, vmf->orig_pte);
+	if (vmf->page)
+		folio = page_folio(vmf->page);
+
+	if (folio && folio_test_anon(folio) &&
+	    (PageAnonExclusive(vmf->page) ||
+	     wp_can_reuse_anon_folio(folio, vmf->vma))) {
+		if (!PageAnonExclusive(vmf->page))
+			SetPageAnonExclusive(vmf->page);
+		if (unlikely(unshare)) {
+			pte_unmap_unlock(vmf->pte, vmf->ptl);
+			count_stat(fault_unshare);
+			return 0;
+		}
+		wp_page_reuse(vmf);
+		return 0;
+	}
+	if (folio)
+		folio_get(folio);
+	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	if (unshare)
+		count_stat(fault_unshare);
+	return wp_page_copy(vmf);
+}
+
+static vm_fault_t handle_pte_fault(struct vm_fault *vmf)
+{
+	const bool write = vmf->flags & FAULT_FLAG_WRITE;
+	pte_t entry;
+
+	vmf->pte = pte_offset_map_nolock(vmf->vma->vm_mm, vmf->pmd,
+					 vmf->address, NULL);
+	if (vmf->pte) {
+		vmf->orig_pte = ptep_get_lockless(vmf->pte);
+		if (pte_none(vmf->orig_pte))
+			vmf->pte = NULL;
+	}
+	if (!vmf->pte)
+		return do_anonymous_page(vmf);
+
+	/* orig_pte is only a hint: re-validate under the PTL. */
+	vmf->pte = pte_offset_map_lock(vmf->vma->vm_mm, vmf->pmd, vmf->address,
+				       &vmf->ptl);
+	if (!vmf->pte)
+		return 0;
+	entry = ptep_get(vmf->pte);
+	if (unlikely(!pte_same(entry, vmf->orig_pte)))
+		goto unlock;
+	if (vmf->flags & (FAULT_FLAG_WRITE | FAULT_FLAG_UNSHARE)) {
+		if (!pte_write(entry))
+			return do_wp_page(vmf);
+		if (write)
+			entry = pte_mkdirty(entry);
+	}
+	entry = pte_mkyoung(entry);
+	/* ptep_set_access_flags(); x86 fixes spurious faults for free. */
+	if (!pte_same(entry, vmf->orig_pte))
+		set_pte(vmf->pte, entry);
+	else
+		count_stat(fault_spurious);
+unlock:
+	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	return 0;
+}
+
+static vm_fault_t __handle_mm_fault(struct vm_area_struct *vma,
+				    unsigned long address, unsigned int flags)
+{
+	struct vm_fault vmf = {
+		.vma = vma,
+		.address = address & PAGE_MASK,
+		.flags = flags,
+	};
+	pmd_t orig_pmd;
+	vm_fault_t ret;
+
+	vmf.pmd = pmd_alloc_walk(vma->vm_mm, address);
+	if (!vmf.pmd)
+		return VM_FAULT_OOM;
+	orig_pmd = pmdp_get_lockless(vmf.pmd);
+	if (pmd_none(orig_pmd) &&
+	    (thp_vma_allowable_orders(vma) & (1UL << HPAGE_PMD_ORDER)) &&
+	    thp_vma_suitable_order(vma, address, HPAGE_PMD_ORDER)) {
+		ret = do_huge_pmd_anonymous_page(vma, address, vmf.pmd, flags);
+		if (!(ret & VM_FAULT_FALLBACK))
+			return ret;
+	} else if (pmd_leaf(orig_pmd)) {
+		if ((flags & (FAULT_FLAG_WRITE | FAULT_FLAG_UNSHARE)) &&
+		    !pmd_write(orig_pmd)) {
+			ret = do_huge_pmd_wp_page(vma, address, vmf.pmd,
+						  orig_pmd, flags);
+			if (!(ret & VM_FAULT_FALLBACK))
+				return ret;
+		} else {
+			huge_pmd_set_accessed(vma, vmf.pmd, orig_pmd,
+					      flags & FAULT_FLAG_WRITE);
+			return 0;
+		}
+	}
+	return handle_pte_fault(&vmf);
+}
+
+/* sanitize_fault_flags() */
+static bool fault_flags_bad(struct vm_area_struct *vma, unsigned int *flags)
+{
+	if (*flags & FAULT_FLAG_UNSHARE) {
+		if (*flags & FAULT_FLAG_WRITE)
+			return true;
+		if (!is_cow_mapping(vma->vm_flags))
+			*flags &= ~FAULT_FLAG_UNSHARE;
+	} else if (*flags & FAULT_FLAG_WRITE) {
+		if (!(vma->vm_flags & VM_MAYWRITE))
+			return true;
+		if (!(vma->vm_flags & VM_WRITE) && !is_cow_mapping(vma->vm_flags))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The fault entry point for the MMU and for GUP.  A fault that completes
+ * without error counts as a minor fault of the acting task (ru_minflt),
+ * whether the CPU or GUP took it (mm_account_fault).
+ */
+vm_fault_t handle_mm_fault(struct vm_area_struct *vma, unsigned long address,
+			   unsigned int flags)
+{
+	vm_fault_t ret;
+
+	if (fault_flags_bad(vma, &flags))
+		return VM_FAULT_SIGSEGV;
+	ret = __handle_mm_fault(vma, address, flags);
+	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_ERROR))) {
+		count_stat(fault);
+		if (current_task)
+			current_task->min_flt++;
+	}
+	return ret;
+}
+
+/*
+ * Could this PTE be made writable without a write fault?  What the
+ * fault handler would do: only an exclusive anon page (private VMA), and
+ * never while soft-dirty or uffd-wp tracking needs the fault.
+ */
+bool can_change_pte_writable(struct vm_area_struct *vma, unsigned long addr,
+			     pte_t pte)
+{
+	struct page *page;
+
+	if (!(vma->vm_flags & VM_WRITE))
+		return false;
+	if (pte_protnone(pte))
+		return false;
+	if (vma_soft_dirty_enabled(vma) && !pte_soft_dirty(pte))
+		return false;
+	if (pte_uffd_wp(pte))
+		return false;
+	page = vm_normal_page(vma, addr, pte);
+	return page && folio_test_anon(page_folio(page)) &&
+	       PageAnonExclusive(page);
+}
+
+/* ---- zap ---- */
+
+/* Clear @nr PTEs of one folio, returning the first with A/D merged. */
+static pte_t get_and_clear_full_ptes(pte_t *ptep, unsigned int nr)
+{
+	pte_t pte = ptep_get_and_clear(ptep);
+
+	while (--nr) {
+		pte_t tmp = ptep_get_and_clear(++ptep);
+
+		if (pte_dirty(tmp))
+			pte = pte_mkdirty(pte);
+		if (pte_young(tmp))
+			pte = pte_mkyoung(pte);
+	}
+	return pte;
+}
+
+static void zap_present_folio_ptes(struct mmu_gather *tlb,
+				   struct vm_area_struct *vma,
+				   struct folio *folio, struct page *page,
+				   pte_t *ptep, unsigned int nr,
+				   unsigned long addr)
+{
+	pte_t ptent = get_and_clear_full_ptes(ptep, nr);
+
+	if (pte_dirty(ptent))
+		folio_set_flag(folio, PG_dirty);
+	folio_remove_rmap_ptes(folio, page, (int)nr, vma);
+	tlb_flush_pte_range(tlb, addr, nr * PAGE_SIZE);
+	/* The references go after the flush: stale TLBs may still read. */
+	tlb_remove_folio_refs(tlb, folio, (int)nr);
+}
+
+/* Zap the present PTE at @ptep (and, when batching, the ones after it). */
+static unsigned int zap_present_ptes(struct mmu_gather *tlb,
+				     struct vm_area_struct *vma, pte_t *ptep,
+				     pte_t ptent, unsigned int max_nr,
+				     unsigned long addr)
+{
+	struct page *page = vm_normal_page(vma, addr, ptent);
+	unsigned int nr = 1;
+
+	(void)max_nr;
+	if (!page) {
+		/* The zero page: no references, no rmap. */
+		ptep_get_and_clear(ptep);
+		tlb_flush_pte_range(tlb, addr, PAGE_SIZE);
+		return 1;
+	}
+	zap_present_folio_ptes(tlb, vma, page_folio(page), page, ptep, nr, addr);
+	return nr;
+}
+
+static void zap_pte_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  pmd_t *pmdp, unsigned long addr, unsigned long end)
+{
+	spinlock_t *ptl;
+	pte_t *ptep = pte_offset_map_lock(vma->vm_mm, pmdp, addr, &ptl);
+	pte_t *start_pte = ptep;
+	unsigned int nr;
+
+	if (!ptep)
+		return;
+	do {
+		pte_t ptent = ptep_get(ptep);
+
+		nr = 1;
+		if (pte_none(ptent))
+			continue;
+		nr = zap_present_ptes(tlb, vma, ptep, ptent,
+				      (end - addr) >> PAGE_SHIFT, addr);
+	} while (ptep += nr, addr += nr * PAGE_SIZE, addr != end);
+	pte_unmap_unlock(start_pte, ptl);
+}
+
+void zap_page_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
+		    unsigned long start, unsigned long end)
+{
+	unsigned long addr = max(start, vma->vm_start), next;
+
+	end = min(end, vma->vm_end);
+	for (; addr < end; addr = next) {
+		pmd_t *pmdp = walk_to_pmd(vma->vm_mm, addr);
+		pmd_t pmd;
+
+		next = pmd_addr_end(addr, end);
+		if (!pmdp)
+			continue;
+		pmd = pmdp_get(pmdp);
+		if (pmd_none(pmd))
+			continue;
+		if (pmd_leaf(pmd)) {
+			if (IS_ALIGNED(addr, PMD_SIZE) && next - addr == PMD_SIZE) {
+				zap_huge_pmd(tlb, vma, pmdp, addr);
+				continue;
+			}
+			/* Partly covered: map it with PTEs first. */
+			__split_huge_pmd(vma, pmdp, addr & PMD_MASK);
+		}
+		zap_pte_range(tlb, vma, pmdp, addr, next);
+	}
+}
+
+/* ---- fork: copy_page_range ---- */
+
+/*
+ * The child's copy of an exclusive page of a maybe-pinned folio: a new
+ * order-0 folio with the same contents, exclusive and writable in the
+ * child.  The parent's PTE is left as it is.
+ */
+static int copy_present_page(struct vm_area_struct *dst_vma, pte_t *dst_pte,
+			     unsigned long addr, struct folio **prealloc,
+			     struct page *page)
+{
+	struct folio *new_folio = *prealloc;
+	pte_t pte;
+
+	(void)addr;
+	if (!new_folio)
+		return -EAGAIN;
+	*prealloc = NULL;
+	copy_highpage(folio_page(new_folio, 0), page);
+	folio_add_new_anon_rmap(new_folio, dst_vma, false);
+	pte = mk_pte(folio_page(new_folio, 0), dst_vma->vm_page_prot);
+	pte = maybe_mkwrite(pte_mkdirty(pte), dst_vma);
+	set_pte(dst_pte, pte);
+	return 0;
+}
+
+/* Install @nr copies of @pte in the child, write-protecting the parent. */
+static void __copy_present_ptes(struct vm_area_struct *dst_vma,
+				struct vm_area_struct *src_vma, pte_t *dst_pte,
+				pte_t *src_pte, pte_t pte, unsigned int nr)
+{
+	(void)dst_vma;
+	if (is_cow_mapping(src_vma->vm_flags) && pte_write(pte)) {
+		wrprotect_ptes(src_pte, nr);
+		pte = pte_wrprotect(pte);
+	}
+	pte = pte_mkold(pte);
+	pte = pte_clear_uffd_wp(pte);	/* the child VMA is never uffd-wp */
+	set_ptes(dst_pte, pte, nr);
+}
+
+/*
+ * Copy the present PTE at @src_pte; returns how many PTEs were handled,
+ * or -EAGAIN when a preallocated page is needed first.
+ */
+static int copy_present_ptes(struct vm_area_struct *dst_vma,
+			     struct vm_area_struct *src_vma, pte_t *dst_pte,
+			     pte_t *src_pte, pte_t pte, unsigned long addr,
+			     int max_nr, struct folio **prealloc)
+{
+	struct page *page = vm_normal_page(src_vma, addr, pte);
+	struct folio *folio;
+	int nr = 1;
+
+	(void)max_nr;
+	if (!page) {
+		__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, 1);
+		return 1;
+	}
+	folio = page_folio(page);
+	folio_get(folio);
+	if (folio_try_dup_anon_rmap_ptes(folio, page, nr, dst_vma, src_vma)) {
+		/* Exclusive page of a maybe-pinned folio: copy it now. */
+		folio_put(folio);
+		return copy_present_page(dst_vma, dst_pte, addr, prealloc, page)
+			? -EAGAIN : 1;
+	}
+	__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, nr);
+	return nr;
+}
+
+static int copy_pte_range(struct vm_area_struct *dst_vma,
+			  struct vm_area_struct *src_vma, pmd_t *dst_pmd,
+			  pmd_t *src_pmd, unsigned long addr, unsigned long end)
+{
+	struct folio *prealloc = NULL;
+	int ret;
+
+again:
+	ret = 0;
+	if (pmd_none(pmdp_get(dst_pmd)) && __pte_alloc(dst_vma->vm_mm, dst_pmd))
+		return -ENOMEM;
+	{
+		spinlock_t *dst_ptl, *src_ptl;
+		pte_t *dst_pte = pte_offset_map_lock(dst_vma->vm_mm, dst_pmd,
+						     addr, &dst_ptl);
+		pte_t *src_pte = pte_offset_map_lock(src_vma->vm_mm, src_pmd,
+						     addr, &src_ptl);
+		pte_t *dst_start = dst_pte, *src_start = src_pte;
+		int nr;
+
+		do {
+			pte_t ptent = ptep_get(src_pte);
+
+			nr = 1;
+			if (pte_none(ptent))
+				continue;
+			ret = copy_present_ptes(dst_vma, src_vma, dst_pte,
+						src_pte, ptent, addr,
+						(int)((end - addr) >> PAGE_SHIFT),
+						&prealloc);
+			if (ret == -EAGAIN)
+				break;
+			nr = ret;
+			ret = 0;
+		} while (dst_pte += nr, src_pte += nr, addr += nr * PAGE_SIZE,
+			 addr != end);
+		pte_unmap_unlock(src_start, src_ptl);
+		pte_unmap_unlock(dst_start, dst_ptl);
+	}
+	if (ret == -EAGAIN) {
+		prealloc = folio_alloc(0);
+		if (!prealloc)
+			return -ENOMEM;
+		goto again;
+	}
+	if (prealloc)
+		folio_put(prealloc);
+	return 0;
+}
+
+int copy_page_range(struct vm_area_struct *dst_vma,
+		    struct vm_area_struct *src_vma)
+{
+	struct mm_struct *src_mm = src_vma->vm_mm;
+	unsigned long addr, next, end = src_vma->vm_end;
+	const bool is_cow = is_cow_mapping(src_vma->vm_flags);
+	int ret = 0;
+
+	/* vma_needs_copy(): nothing was ever faulted in. */
+	if (!src_vma->anon_vma)
+		return 0;
+	/*
+	 * raw_write_seqcount_begin(&src_mm->write_protect_seq): a concurrent
+	 * GUP-fast PIN sees the odd count (or its change) and backs off.
+	 */
+	if (is_cow)
+		atomic_fetch_add_explicit(&src_mm->write_protect_seq, 1,
+					  memory_order_seq_cst);
+	for (addr = src_vma->vm_start; addr < end; addr = next) {
+		pmd_t *src_pmd = walk_to_pmd(src_mm, addr), *dst_pmd;
+		pmd_t pmd;
+
+		next = pmd_addr_end(addr, end);
+		if (!src_pmd)
+			continue;
+		pmd = pmdp_get(src_pmd);
+		if (pmd_none(pmd))
+			continue;
+		dst_pmd = pmd_alloc_walk(dst_vma->vm_mm, addr);
+		if (!dst_pmd) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (pmd_leaf(pmd)) {
+			ret = copy_huge_pmd(dst_vma, src_vma, dst_pmd, src_pmd, addr);
+			if (ret == -ENOMEM)
+				break;
+			if (!ret)
+				continue;
+			/* -EAGAIN: split in the parent, copy its PTEs. */
+			ret = 0;
+		}
+		ret = copy_pte_range(dst_vma, src_vma, dst_pmd, src_pmd, addr, next);
+		if (ret)
+			break;
+	}
+	if (is_cow)
+		atomic_fetch_add_explicit(&src_mm->write_protect_seq, 1,
+					  memory_order_seq_cst);
+	return ret;
+}

@@ -1,0 +1,162 @@
+/*
+ * mm/ - the model proper: Linux anonymous memory management in userspace.
+ *
+ * mm_types.h: the state.  struct page (one per frame, permanent), struct
+ * folio (metadata of a compound allocation, kept in a permanent array
+ * indexed by the head PFN, so a speculative GUP-fast reference on a freed
+ * folio touches valid memory exactly as in the kernel), the address space
+ * (mm_struct, vm_area_struct, anon_vma) and the simulated task.
+ */
+#ifndef MM_MM_TYPES_H
+#define MM_MM_TYPES_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mm/arch/x86_64.h"
+
+/* A test-and-test-and-set spinlock; acquire/release pair with the data. */
+typedef struct { atomic_int locked; } spinlock_t;
+
+static inline void spin_lock_init(spinlock_t *l) { atomic_init(&l->locked, 0); }
+static inline void spin_lock(spinlock_t *l)
+{
+	for (;;) {
+		if (!atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))
+			return;
+		while (atomic_load_explicit(&l->locked, memory_order_relaxed))
+			__builtin_ia32_pause();
+	}
+}
+static inline bool spin_trylock(spinlock_t *l)
+{
+	return !atomic_exchange_explicit(&l->locked, 1, memory_order_acquire);
+}
+static inline void spin_unlock(spinlock_t *l)
+{
+	atomic_store_explicit(&l->locked, 0, memory_order_release);
+}
+static inline bool spin_is_locked(spinlock_t *l)
+{
+	return atomic_load_explicit(&l->locked, memory_order_relaxed);
+}
+
+/* Per-page flags (struct page::flags). */
+enum pageflags {
+	PG_anon_exclusive,	/* PageAnonExclusive: see spec-gup-fork.md 1.2 */
+	PG_head,		/* first page of a folio */
+	PG_buddy,		/* free, on a buddy free list (head of a block) */
+	PG_table,		/* a page-table page */
+	PG_reserved,		/* never allocated (pfn 0, the zero pages) */
+};
+
+/* Folio flags (struct folio::flags). */
+enum folioflags {
+	PG_locked,
+	PG_referenced,
+	PG_dirty,
+	PG_anon,		/* folio->mapping is an anon_vma */
+	PG_large,
+	PG_lru,
+	PG_zero,		/* the shared (huge) zero folio */
+	PG_mm_ids_shared,	/* FOLIO_MM_IDS_SHARED_BIT: maybe mapped shared */
+};
+
+struct page {
+	atomic_ulong flags;
+	/* PFN of the folio's head page (the page itself for a head). */
+	atomic_ulong compound_head;
+	union {
+		struct {			/* PG_buddy */
+			unsigned long next, prev;	/* free list, pfns */
+			unsigned int order;
+		} buddy;
+		struct {			/* PG_table */
+			spinlock_t ptl;
+			/* Tables deposited for huge PMDs in this PMD table. */
+			unsigned long pmd_huge_pte;
+			/* Link in a deposit list or an mmu_gather free list. */
+			unsigned long pt_next;
+		} pt;
+	};
+};
+
+typedef unsigned int mm_id_t;
+#define MM_ID_DUMMY 0
+
+struct anon_vma;
+
+struct folio {
+	atomic_int _refcount;
+	atomic_ulong flags;
+	/* Read by GUP-fast without a reference, hence atomic. */
+	atomic_uint order;
+	struct anon_vma *_Atomic mapping;
+	atomic_int _mapcount;		/* small folios: -1 = unmapped */
+	atomic_int _large_mapcount;	/* large folios: -1 = unmapped */
+	atomic_int _entire_mapcount;	/* PMD mappings, -1 based */
+	atomic_int _pincount;		/* large folios: exact pins */
+	/*
+	 * CONFIG_MM_ID: up to two owning MMs and their mapcounts (-1 based),
+	 * under the large-mapcount lock (a bit spinlock in the kernel).
+	 */
+	spinlock_t mm_id_lock;
+	mm_id_t _mm_id[2];
+	int _mm_id_mapcount[2];
+};
+
+struct vm_area_struct;
+
+/* The simulated task: fault accounting of a process's only thread. */
+struct task_struct {
+	unsigned long min_flt;
+};
+
+struct mm_struct {
+	pgd_t *pgd;			/* top-level table (in a frame) */
+	unsigned long pgd_pfn;
+	pthread_rwlock_t mmap_lock;
+	spinlock_t page_table_lock;	/* PMD-level lock */
+	/* VMAs sorted by address; mmap_lock protects the array. */
+	struct vm_area_struct **vmas;
+	int nr_vmas, cap_vmas;
+	mm_id_t mm_id;
+	/* Fork in progress (odd) for GUP-fast PIN: write_protect_seq. */
+	atomic_uint write_protect_seq;
+	atomic_bool has_pinned;		/* MMF_HAS_PINNED */
+	struct task_struct task;
+	unsigned long nr_ptes;		/* PTE tables, for the checker */
+};
+
+/* VMA flags we model (names as in include/linux/mm.h). */
+#define VM_READ		0x00000001UL
+#define VM_WRITE	0x00000002UL
+#define VM_EXEC		0x00000004UL
+#define VM_SHARED	0x00000008UL
+#define VM_MAYREAD	0x00000010UL
+#define VM_MAYWRITE	0x00000020UL
+#define VM_MAYEXEC	0x00000040UL
+#define VM_MAYSHARE	0x00000080UL
+#define VM_DONTCOPY	0x00020000UL
+#define VM_SOFTDIRTY	0x08000000UL
+#define VM_HUGEPAGE	0x20000000UL
+#define VM_NOHUGEPAGE	0x40000000UL
+#define VM_SHADOW_STACK	0x100000000UL
+
+struct anon_vma {
+	struct anon_vma *root;
+	atomic_int refcount;
+};
+
+struct vm_area_struct {
+	unsigned long vm_start, vm_end;
+	struct mm_struct *vm_mm;
+	unsigned long vm_flags;
+	pgprot_t vm_page_prot;
+	unsigned long vm_pgoff;		/* in pages, for merge compatibility */
+	struct anon_vma *anon_vma;
+};
+
+#endif /* MM_MM_TYPES_H */

@@ -1,0 +1,181 @@
+/*
+ * mremap.c: moving a range to a fixed new address (mremap with
+ * MREMAP_MAYMOVE|MREMAP_FIXED, mm/mremap.c).  Page-table entries move, the
+ * folios stay: a large folio can end up misaligned, across a page-table
+ * boundary, or mapped from two places.  Like Linux 6.17+, a move may span
+ * several VMAs and the gaps between them stay gaps.
+ */
+#include "mm/pgtable.h"
+#include "mm/tlb.h"
+
+/* Move the PTEs of [old_addr, old_end) to @new_addr in the same mm. */
+static int move_ptes(struct mm_struct *mm, pmd_t *old_pmd,
+		     unsigned long old_addr, unsigned long old_end,
+		     pmd_t *new_pmd, unsigned long new_addr)
+{
+	spinlock_t *old_ptl, *new_ptl;
+	pte_t *old_pte, *new_pte, *old_start, *new_start;
+	bool moved = false;
+	unsigned long a = old_addr;
+
+	if (pmd_none(pmdp_get(new_pmd)) && __pte_alloc(mm, new_pmd))
+		return -ENOMEM;
+	old_pte = old_start = pte_offset_map_lock(mm, old_pmd, old_addr, &old_ptl);
+	if (!old_pte)
+		return 0;
+	new_pte = pte_offset(pmdp_get(new_pmd), new_addr);
+	new_ptl = &pmd_table_page(pmdp_get(new_pmd))->pt.ptl;
+	if (new_ptl != old_ptl)
+		spin_lock(new_ptl);
+	new_start = new_pte;
+	for (; a < old_end; a += PAGE_SIZE, old_pte++, new_pte++) {
+		pte_t pte = ptep_get(old_pte);
+
+		if (pte_none(pte))
+			continue;
+		pte = ptep_get_and_clear(old_pte);
+		moved = true;
+		/* move_soft_dirty_pte(): a moved page counts as written. */
+		set_pte(new_pte, pte_mksoft_dirty(pte));
+	}
+	if (moved)
+		flush_tlb_range(mm, old_addr, old_end);
+	if (new_ptl != old_ptl)
+		spin_unlock(new_ptl);
+	(void)new_start;
+	pte_unmap_unlock(old_start, old_ptl);
+	return 0;
+}
+
+/* move_huge_pmd(): a whole aligned PMD mapping moves with its deposit. */
+static void move_huge_pmd(struct mm_struct *mm, pmd_t *old_pmd,
+			  unsigned long old_addr, pmd_t *new_pmd)
+{
+	spinlock_t *ptl = pmd_lock(mm, old_pmd);
+	pmd_t pmd = pmdp_get_and_clear(old_pmd);
+	unsigned long pgtable = pgtable_trans_huge_withdraw(mm, old_pmd);
+
+	flush_tlb_range(mm, old_addr, old_addr + PMD_SIZE);
+	pgtable_trans_huge_deposit(mm, new_pmd, pgtable);
+	set_pmd(new_pmd, __pmd(pte_pmd(pte_mksoft_dirty(pmd_pte(pmd))).pmd));
+	spin_unlock(ptl);
+}
+
+static int move_page_tables(struct vm_area_struct *vma, unsigned long old_addr,
+			    unsigned long new_addr, unsigned long len)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned long old_end = old_addr + len, extent;
+	int err;
+
+	for (; old_addr < old_end; old_addr += extent, new_addr += extent) {
+		pmd_t *old_pmd, *new_pmd;
+		pmd_t pmd;
+
+		/* Stay inside one table on both sides. */
+		extent = min(pmd_addr_end(old_addr, old_end) - old_addr,
+			     PMD_SIZE - (new_addr & ~PMD_MASK));
+		old_pmd = walk_to_pmd(mm, old_addr);
+		if (!old_pmd || pmd_none(pmdp_get(old_pmd)))
+			continue;
+		new_pmd = pmd_alloc_walk(mm, new_addr);
+		if (!new_pmd)
+			return -ENOMEM;
+		pmd = pmdp_get(old_pmd);
+		if (pmd_leaf(pmd)) {
+			if (extent == PMD_SIZE && IS_ALIGNED(old_addr | new_addr, PMD_SIZE) &&
+			    pmd_none(pmdp_get(new_pmd))) {
+				move_huge_pmd(mm, old_pmd, old_addr, new_pmd);
+				continue;
+			}
+			__split_huge_pmd(vma, old_pmd, old_addr & PMD_MASK);
+		}
+		err = move_ptes(mm, old_pmd, old_addr, old_addr + extent,
+				new_pmd, new_addr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Move one VMA-sized piece [old, old+len) of @vma to @new_addr. */
+static int move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
+		    unsigned long old, unsigned long len, unsigned long new_addr)
+{
+	struct vm_area_struct *new_vma;
+	struct mmu_gather tlb;
+	int err;
+
+	err = vma_modify_range(mm, old, old + len, &vma);
+	if (err)
+		return err;
+	new_vma = vm_area_alloc(mm);
+	if (!new_vma)
+		return -ENOMEM;
+	*new_vma = *vma;
+	new_vma->vm_start = new_addr;
+	new_vma->vm_end = new_addr + len;
+	new_vma->anon_vma = anon_vma_get(vma->anon_vma);
+	err = vma_insert(mm, new_vma);
+	if (err) {
+		vm_area_free(new_vma);
+		return err;
+	}
+	err = move_page_tables(vma, old, new_addr, len);
+	if (err)
+		return err;
+	/* Everything moved: the old VMA goes without zapping anything. */
+	vma_remove(mm, vma);
+	vm_area_free(vma);
+	tlb_gather_mmu(&tlb, mm);
+	free_pgd_range(&tlb, mm, old, old + len, 0, 0);
+	tlb_finish_mmu(&tlb);
+	return 0;
+}
+
+int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
+	      unsigned long new_addr)
+{
+	unsigned long end = old + len, addr;
+	int err = 0;
+
+	if ((old | new_addr) & ~PAGE_MASK || !len)
+		return -EINVAL;
+	len = ALIGN(len, PAGE_SIZE);
+	end = old + len;
+	if (end < old || new_addr + len > TASK_SIZE)
+		return -EINVAL;
+	if (new_addr < end && old < new_addr + len)
+		return -EINVAL;	/* overlapping ranges */
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	if (!vma_lookup(mm, old)) {
+		err = -EFAULT;
+		goto out;
+	}
+	/* MREMAP_FIXED: whatever was at the target goes first. */
+	{
+		struct vm_area_struct *v = find_vma(mm, new_addr);
+
+		if (v && v->vm_start < new_addr + len) {
+			err = do_munmap(mm, new_addr, len);
+			if (err)
+				goto out;
+		}
+	}
+	for (addr = old; addr < end;) {
+		struct vm_area_struct *vma = find_vma(mm, addr);
+		unsigned long s, e;
+
+		if (!vma || vma->vm_start >= end)
+			break;
+		s = max(addr, vma->vm_start);
+		e = min(end, vma->vm_end);
+		err = move_vma(mm, vma, s, e - s, new_addr + (s - old));
+		if (err)
+			break;
+		addr = e;
+	}
+out:
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}

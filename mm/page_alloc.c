@@ -1,0 +1,280 @@
+/*
+ * page_alloc.c: the memmap, the frames and the buddy allocator.
+ *
+ * The memmap (struct page per frame), the folio metadata array and the
+ * frame contents are reserved once with MAP_NORESERVE and never freed, so
+ * an idle model costs nothing and a stale pointer to a freed folio is
+ * still valid memory (the property GUP-fast's speculative reference relies
+ * on).  Free memory is kept in naturally aligned blocks of order
+ * 0..MAX_PAGE_ORDER; running out is -ENOMEM for the caller, never a crash.
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "mm/internal.h"
+
+struct machine machine;
+
+static spinlock_t zone_lock;
+static unsigned long free_list[MAX_PAGE_ORDER + 1];	/* head pfn, 0 = empty */
+static unsigned long nr_free;
+
+static void prep_folio(unsigned long pfn, unsigned int order);
+
+static void *reserve(unsigned long bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void list_add_block(unsigned long pfn, unsigned int order)
+{
+	struct page *page = pfn_to_page(pfn);
+	unsigned long head = free_list[order];
+
+	page->buddy.order = order;
+	page->buddy.prev = 0;
+	page->buddy.next = head;
+	if (head)
+		pfn_to_page(head)->buddy.prev = pfn;
+	free_list[order] = pfn;
+	SetPageFlag(page, PG_buddy);
+}
+
+static void list_del_block(unsigned long pfn, unsigned int order)
+{
+	struct page *page = pfn_to_page(pfn);
+
+	if (page->buddy.prev)
+		pfn_to_page(page->buddy.prev)->buddy.next = page->buddy.next;
+	else
+		free_list[order] = page->buddy.next;
+	if (page->buddy.next)
+		pfn_to_page(page->buddy.next)->buddy.prev = page->buddy.prev;
+	ClearPageFlag(page, PG_buddy);
+}
+
+static bool page_is_buddy(unsigned long pfn, unsigned int order)
+{
+	struct page *page = pfn_to_page(pfn);
+
+	return pfn < machine.nr_frames && PageFlag(page, PG_buddy) &&
+	       page->buddy.order == order;
+}
+
+/* Free a naturally aligned block, merging with free buddies. */
+static void __free_block(unsigned long pfn, unsigned int order)
+{
+	nr_free += 1UL << order;
+	while (order < MAX_PAGE_ORDER) {
+		unsigned long buddy = pfn ^ (1UL << order);
+
+		if (!page_is_buddy(buddy, order))
+			break;
+		list_del_block(buddy, order);
+		pfn = min(pfn, buddy);
+		order++;
+	}
+	list_add_block(pfn, order);
+}
+
+static unsigned long __alloc_block(unsigned int order)
+{
+	unsigned int o;
+	unsigned long pfn;
+
+	for (o = order; o <= MAX_PAGE_ORDER; o++)
+		if (free_list[o])
+			break;
+	if (o > MAX_PAGE_ORDER)
+		return 0;
+	pfn = free_list[o];
+	list_del_block(pfn, o);
+	/* Split, returning the upper halves. */
+	while (o > order) {
+		o--;
+		list_add_block(pfn + (1UL << o), o);
+	}
+	nr_free -= 1UL << order;
+	return pfn;
+}
+
+int memmap_init(unsigned long bytes)
+{
+	unsigned long nr = bytes >> PAGE_SHIFT, pfn;
+
+	nr = ALIGN_DOWN(nr, HPAGE_PMD_NR);
+	if (nr < 4 * HPAGE_PMD_NR)
+		return -EINVAL;
+	machine.mem_map = reserve(nr * sizeof(struct page));
+	machine.folio_map = reserve(nr * sizeof(struct folio));
+	machine.frames = reserve(nr << PAGE_SHIFT);
+	if (!machine.mem_map || !machine.folio_map || !machine.frames) {
+		memmap_exit();
+		return -ENOMEM;
+	}
+	machine.nr_frames = nr;
+	spin_lock_init(&zone_lock);
+	memset(free_list, 0, sizeof(free_list));
+	nr_free = 0;
+	/*
+	 * The first block holds pfn 0 (never handed out, so 0 can mean
+	 * "none") and the zero page; the second is the huge zero folio.
+	 * Untouched MAP_NORESERVE memory reads as zeroes, so neither needs
+	 * clearing.
+	 */
+	for (pfn = 2 * HPAGE_PMD_NR; pfn < nr; pfn += HPAGE_PMD_NR)
+		__free_block(pfn, MAX_PAGE_ORDER);
+	for (pfn = 2; pfn < HPAGE_PMD_NR; pfn++)
+		__free_block(pfn, 0);
+	SetPageFlag(pfn_to_page(0), PG_reserved);
+	machine.zero_pfn = 1;
+	prep_folio(machine.zero_pfn, 0);
+	folio_set_flag(pfn_folio(machine.zero_pfn), PG_zero);
+	machine.huge_zero_pfn = HPAGE_PMD_NR;
+	prep_folio(machine.huge_zero_pfn, HPAGE_PMD_ORDER);
+	folio_set_flag(pfn_folio(machine.huge_zero_pfn), PG_zero);
+	return 0;
+}
+
+void memmap_exit(void)
+{
+	if (machine.mem_map)
+		munmap(machine.mem_map, machine.nr_frames * sizeof(struct page));
+	if (machine.folio_map)
+		munmap(machine.folio_map, machine.nr_frames * sizeof(struct folio));
+	if (machine.frames)
+		munmap(machine.frames, machine.nr_frames << PAGE_SHIFT);
+	machine.mem_map = NULL;
+	machine.folio_map = NULL;
+	machine.frames = NULL;
+	machine.nr_frames = 0;
+}
+
+unsigned long nr_free_frames(void)
+{
+	unsigned long n;
+
+	spin_lock(&zone_lock);
+	n = nr_free;
+	spin_unlock(&zone_lock);
+	return n;
+}
+
+/* prep_compound_page + the folio fields a fresh allocation starts with. */
+static void prep_folio(unsigned long pfn, unsigned int order)
+{
+	struct folio *folio = pfn_folio(pfn);
+	unsigned long i, nr = 1UL << order;
+
+	for (i = 0; i < nr; i++) {
+		struct page *page = pfn_to_page(pfn + i);
+
+		atomic_store_explicit(&page->flags, i ? 0 : 1UL << PG_head,
+				      memory_order_relaxed);
+		atomic_store_explicit(&page->compound_head, pfn,
+				      memory_order_relaxed);
+	}
+	atomic_store_explicit(&folio->flags, order ? 1UL << PG_large : 0,
+			      memory_order_relaxed);
+	atomic_store_explicit(&folio->order, order, memory_order_relaxed);
+	atomic_store_explicit(&folio->mapping, NULL, memory_order_relaxed);
+	atomic_store_explicit(&folio->_mapcount, -1, memory_order_relaxed);
+	atomic_store_explicit(&folio->_large_mapcount, -1, memory_order_relaxed);
+	atomic_store_explicit(&folio->_entire_mapcount, -1, memory_order_relaxed);
+	atomic_store_explicit(&folio->_pincount, 0, memory_order_relaxed);
+	spin_lock_init(&folio->mm_id_lock);
+	folio->_mm_id[0] = folio->_mm_id[1] = MM_ID_DUMMY;
+	folio->_mm_id_mapcount[0] = folio->_mm_id_mapcount[1] = -1;
+	/*
+	 * Publish last: a speculative folio_ref_try_add() that sees the new
+	 * refcount also sees the fields above (set_page_refcounted).
+	 */
+	atomic_store_explicit(&folio->_refcount, 1, memory_order_release);
+}
+
+/* A folio of 2^order frames with refcount 1; contents are not cleared. */
+struct folio *folio_alloc(unsigned int order)
+{
+	unsigned long pfn;
+
+	spin_lock(&zone_lock);
+	pfn = __alloc_block(order);
+	spin_unlock(&zone_lock);
+	if (!pfn)
+		return NULL;
+	prep_folio(pfn, order);
+	count_stat(folio_alloc);
+	count_stat_n(folio_alloc_pages, 1UL << order);
+	return pfn_folio(pfn);
+}
+
+void free_frames(unsigned long pfn, unsigned int order)
+{
+	spin_lock(&zone_lock);
+	__free_block(pfn, order);
+	spin_unlock(&zone_lock);
+}
+
+/* Called when the last reference goes: back to the buddy allocator. */
+static void free_folio(struct folio *folio)
+{
+	unsigned long pfn = folio_pfn(folio), i, nr = folio_nr_pages(folio);
+
+	for (i = 0; i < nr; i++)
+		atomic_store_explicit(&pfn_to_page(pfn + i)->flags, 0,
+				      memory_order_relaxed);
+	atomic_store_explicit(&folio->mapping, NULL, memory_order_relaxed);
+	atomic_store_explicit(&folio->flags, 0, memory_order_relaxed);
+	free_frames(pfn, folio_order(folio));
+}
+
+void folio_put_refs(struct folio *folio, int refs)
+{
+	int old;
+
+	count_stat(folio_ref_atomic);
+	old = atomic_fetch_sub_explicit(&folio->_refcount, refs,
+					memory_order_acq_rel);
+	if (old == refs)
+		free_folio(folio);
+}
+
+unsigned long alloc_table_frame(void)
+{
+	unsigned long pfn;
+	struct page *page;
+
+	spin_lock(&zone_lock);
+	pfn = __alloc_block(0);
+	spin_unlock(&zone_lock);
+	if (!pfn)
+		return 0;
+	page = pfn_to_page(pfn);
+	atomic_store_explicit(&page->flags, 1UL << PG_table, memory_order_relaxed);
+	atomic_store_explicit(&page->compound_head, pfn, memory_order_relaxed);
+	spin_lock_init(&page->pt.ptl);
+	page->pt.pmd_huge_pte = 0;
+	page->pt.pt_next = 0;
+	memset(pfn_address(pfn), 0, PAGE_SIZE);
+	return pfn;
+}
+
+void free_table_frame(unsigned long pfn)
+{
+	atomic_store_explicit(&pfn_to_page(pfn)->flags, 0, memory_order_relaxed);
+	free_frames(pfn, 0);
+}
+
+void clear_folio(struct folio *folio)
+{
+	memset(page_address(folio_page(folio, 0)), 0, folio_size(folio));
+}
+
+void copy_highpage(struct page *to, struct page *from)
+{
+	memcpy(page_address(to), page_address(from), PAGE_SIZE);
+	count_stat(folio_copy);
+}

@@ -1,0 +1,427 @@
+/*
+ * vma.c: address spaces and their VMAs - creating and destroying an mm,
+ * finding, splitting, merging, inserting and removing VMAs, mmap and
+ * munmap (mm/mmap.c, mm/vma.c).
+ *
+ * VMAs live in an array sorted by address (the kernel's maple tree);
+ * mmap_lock protects it.  Adjacent VMAs merge when the kernel would merge
+ * them (same flags, compatible anon_vma, contiguous pgoff), because merging
+ * decides which mTHP orders fit at a fault.
+ */
+#include <stdlib.h>
+
+#include "mm/pgtable.h"
+#include "mm/tlb.h"
+
+static pthread_mutex_t mm_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mm_struct **mm_registry;
+static int nr_mm_registry, cap_mm_registry;
+
+void mm_registry_add(struct mm_struct *mm)
+{
+	pthread_mutex_lock(&mm_registry_lock);
+	if (nr_mm_registry == cap_mm_registry) {
+		int cap = cap_mm_registry ? 2 * cap_mm_registry : 16;
+		struct mm_struct **n = realloc(mm_registry, cap * sizeof(*n));
+
+		if (!n)
+			abort();	/* host out of memory: not a model state */
+		mm_registry = n;
+		cap_mm_registry = cap;
+	}
+	mm_registry[nr_mm_registry++] = mm;
+	pthread_mutex_unlock(&mm_registry_lock);
+}
+
+void mm_registry_del(struct mm_struct *mm)
+{
+	int i;
+
+	pthread_mutex_lock(&mm_registry_lock);
+	for (i = 0; i < nr_mm_registry; i++) {
+		if (mm_registry[i] == mm) {
+			memmove(&mm_registry[i], &mm_registry[i + 1],
+				(nr_mm_registry - i - 1) * sizeof(*mm_registry));
+			nr_mm_registry--;
+			break;
+		}
+	}
+	if (!nr_mm_registry) {
+		free(mm_registry);
+		mm_registry = NULL;
+		cap_mm_registry = 0;
+	}
+	pthread_mutex_unlock(&mm_registry_lock);
+}
+
+void mm_registry_for_each(void (*fn)(struct mm_struct *mm, void *arg),
+			  void *arg)
+{
+	int i;
+
+	pthread_mutex_lock(&mm_registry_lock);
+	for (i = 0; i < nr_mm_registry; i++)
+		fn(mm_registry[i], arg);
+	pthread_mutex_unlock(&mm_registry_lock);
+}
+
+struct mm_struct *mm_alloc(void)
+{
+	struct mm_struct *mm = calloc(1, sizeof(*mm));
+
+	if (!mm)
+		return NULL;
+	mm->pgd_pfn = pgd_alloc();
+	if (!mm->pgd_pfn) {
+		free(mm);
+		return NULL;
+	}
+	mm->pgd = pfn_address(mm->pgd_pfn);
+	pthread_rwlock_init(&mm->mmap_lock, NULL);
+	spin_lock_init(&mm->page_table_lock);
+	mm->mm_id = atomic_fetch_add(&machine.next_mm_id, 1) + 1;
+	mm_registry_add(mm);
+	return mm;
+}
+
+void mm_free(struct mm_struct *mm)
+{
+	mm_registry_del(mm);
+	free(mm->vmas);
+	pthread_rwlock_destroy(&mm->mmap_lock);
+	free(mm);
+}
+
+struct anon_vma *anon_vma_get(struct anon_vma *av)
+{
+	if (av)
+		atomic_fetch_add(&av->refcount, 1);
+	return av;
+}
+
+void anon_vma_put(struct anon_vma *av)
+{
+	if (av && atomic_fetch_sub(&av->refcount, 1) == 1) {
+		struct anon_vma *root = av->root;
+
+		free(av);
+		if (root != av)
+			anon_vma_put(root);
+	}
+}
+
+/*
+ * The first fault of a VMA gives it an anon_vma.  The model's anon_vma
+ * only decides VMA merging and is what folio->mapping points at; the
+ * reverse-map walk itself is not modelled.
+ */
+int anon_vma_prepare(struct vm_area_struct *vma)
+{
+	struct anon_vma *av;
+
+	if (likely(vma->anon_vma))
+		return 0;
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -ENOMEM;
+	av->root = av;
+	atomic_init(&av->refcount, 1);
+	vma->anon_vma = av;
+	return 0;
+}
+
+struct vm_area_struct *vm_area_alloc(struct mm_struct *mm)
+{
+	struct vm_area_struct *vma = calloc(1, sizeof(*vma));
+
+	if (vma)
+		vma->vm_mm = mm;
+	return vma;
+}
+
+void vm_area_free(struct vm_area_struct *vma)
+{
+	anon_vma_put(vma->anon_vma);
+	free(vma);
+}
+
+/* Index of the first VMA ending above @addr (nr_vmas if none). */
+static int vma_search(struct mm_struct *mm, unsigned long addr)
+{
+	int lo = 0, hi = mm->nr_vmas;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (mm->vmas[mid]->vm_end > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+struct vm_area_struct *find_vma(struct mm_struct *mm, unsigned long addr)
+{
+	int i = vma_search(mm, addr);
+
+	return i < mm->nr_vmas ? mm->vmas[i] : NULL;
+}
+
+struct vm_area_struct *vma_lookup(struct mm_struct *mm, unsigned long addr)
+{
+	struct vm_area_struct *vma = find_vma(mm, addr);
+
+	return vma && vma->vm_start <= addr ? vma : NULL;
+}
+
+int vma_index(struct mm_struct *mm, struct vm_area_struct *vma)
+{
+	int i = vma_search(mm, vma->vm_start);
+
+	return i < mm->nr_vmas && mm->vmas[i] == vma ? i : -1;
+}
+
+int vma_insert(struct mm_struct *mm, struct vm_area_struct *vma)
+{
+	int i;
+
+	if (mm->nr_vmas == mm->cap_vmas) {
+		int cap = mm->cap_vmas ? 2 * mm->cap_vmas : 8;
+		struct vm_area_struct **n = realloc(mm->vmas, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		mm->vmas = n;
+		mm->cap_vmas = cap;
+	}
+	i = vma_search(mm, vma->vm_start);
+	memmove(&mm->vmas[i + 1], &mm->vmas[i],
+		(mm->nr_vmas - i) * sizeof(*mm->vmas));
+	mm->vmas[i] = vma;
+	mm->nr_vmas++;
+	return 0;
+}
+
+void vma_remove(struct mm_struct *mm, struct vm_area_struct *vma)
+{
+	int i = vma_index(mm, vma);
+
+	if (i < 0)
+		return;
+	memmove(&mm->vmas[i], &mm->vmas[i + 1],
+		(mm->nr_vmas - i - 1) * sizeof(*mm->vmas));
+	mm->nr_vmas--;
+}
+
+/*
+ * Split @vma at @addr; the new VMA takes the lower part if @new_below.
+ * A huge PMD straddling @addr is split first (vma_adjust_trans_huge).
+ */
+int split_vma(struct mm_struct *mm, struct vm_area_struct *vma,
+	      unsigned long addr, int new_below)
+{
+	struct vm_area_struct *new;
+	int err;
+
+	if (addr <= vma->vm_start || addr >= vma->vm_end)
+		return 0;
+	if (!IS_ALIGNED(addr, PMD_SIZE)) {
+		err = split_huge_pmd_range(vma, addr, addr + PAGE_SIZE);
+		if (err)
+			return err;
+	}
+	new = vm_area_alloc(mm);
+	if (!new)
+		return -ENOMEM;
+	*new = *vma;
+	new->anon_vma = anon_vma_get(vma->anon_vma);
+	if (new_below) {
+		new->vm_end = addr;
+		vma->vm_pgoff += (addr - vma->vm_start) >> PAGE_SHIFT;
+		vma->vm_start = addr;
+	} else {
+		new->vm_start = addr;
+		new->vm_pgoff += (addr - vma->vm_start) >> PAGE_SHIFT;
+		vma->vm_end = addr;
+	}
+	err = vma_insert(mm, new);
+	if (err) {
+		/* Undo: the split never happened. */
+		if (new_below) {
+			vma->vm_start = new->vm_start;
+			vma->vm_pgoff = new->vm_pgoff;
+		} else {
+			vma->vm_end = new->vm_end;
+		}
+		vm_area_free(new);
+	}
+	return err;
+}
+
+static bool vmas_can_merge(const struct vm_area_struct *a,
+			   const struct vm_area_struct *b)
+{
+	return a->vm_end == b->vm_start && a->vm_flags == b->vm_flags &&
+	       (!a->anon_vma || !b->anon_vma || a->anon_vma == b->anon_vma) &&
+	       b->vm_pgoff == a->vm_pgoff + ((a->vm_end - a->vm_start) >> PAGE_SHIFT);
+}
+
+/* Merge every mergeable neighbour pair touching [start, end]. */
+void vma_try_merge_around(struct mm_struct *mm, unsigned long start,
+			  unsigned long end)
+{
+	int i = vma_search(mm, start);
+
+	if (i > 0)
+		i--;
+	while (i + 1 < mm->nr_vmas && mm->vmas[i]->vm_start <= end) {
+		struct vm_area_struct *a = mm->vmas[i], *b = mm->vmas[i + 1];
+
+		if (!vmas_can_merge(a, b)) {
+			i++;
+			continue;
+		}
+		a->vm_end = b->vm_end;
+		if (!a->anon_vma)
+			a->anon_vma = anon_vma_get(b->anon_vma);
+		vma_remove(mm, b);
+		vm_area_free(b);
+	}
+}
+
+/*
+ * Make [start, end) start and end on VMA boundaries (splitting as needed)
+ * and return the first VMA inside it.  The range must be fully mapped
+ * unless the caller accepts holes (munmap does).
+ */
+int vma_modify_range(struct mm_struct *mm, unsigned long start,
+		     unsigned long end, struct vm_area_struct **vmap)
+{
+	struct vm_area_struct *vma = find_vma(mm, start);
+	int err;
+
+	*vmap = NULL;
+	if (!vma || vma->vm_start >= end)
+		return 0;
+	if (vma->vm_start < start) {
+		err = split_vma(mm, vma, start, 1);
+		if (err)
+			return err;
+	}
+	vma = find_vma(mm, end - 1);
+	if (vma && vma->vm_start < end && vma->vm_end > end) {
+		err = split_vma(mm, vma, end, 0);
+		if (err)
+			return err;
+	}
+	*vmap = find_vma(mm, start);
+	return 0;
+}
+
+int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
+	    unsigned long vm_flags)
+{
+	struct vm_area_struct *vma, *next;
+	int err;
+
+	if (!len || !IS_ALIGNED(addr | len, PAGE_SIZE) || addr + len > TASK_SIZE ||
+	    addr + len < addr)
+		return -EINVAL;
+	next = find_vma(mm, addr);
+	if (next && next->vm_start < addr + len)
+		return -EEXIST;		/* MAP_FIXED_NOREPLACE */
+	vma = vm_area_alloc(mm);
+	if (!vma)
+		return -ENOMEM;
+	vma->vm_start = addr;
+	vma->vm_end = addr + len;
+	/* New mappings start soft-dirty: tracking is off until clear_refs. */
+	vma->vm_flags = vm_flags | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC |
+			VM_SOFTDIRTY;
+	vma->vm_page_prot = vm_get_page_prot(vma->vm_flags);
+	vma->vm_pgoff = addr >> PAGE_SHIFT;
+	err = vma_insert(mm, vma);
+	if (err) {
+		vm_area_free(vma);
+		return err;
+	}
+	vma_try_merge_around(mm, addr, addr + len);
+	return 0;
+}
+
+/* Is any VMA left in [start, end)? */
+static bool range_has_vma(struct mm_struct *mm, unsigned long start,
+			  unsigned long end)
+{
+	struct vm_area_struct *vma = find_vma(mm, start);
+
+	return vma && vma->vm_start < end;
+}
+
+/*
+ * free_pgtables() for a hole: free every PTE table whose whole 2M range
+ * no longer meets a VMA.  Upper-level tables are freed at exit only.
+ */
+void free_pgd_range(struct mmu_gather *tlb, struct mm_struct *mm,
+		    unsigned long addr, unsigned long end,
+		    unsigned long floor, unsigned long ceiling)
+{
+	unsigned long a;
+
+	(void)floor;
+	(void)ceiling;
+	for (a = ALIGN_DOWN(addr, PMD_SIZE); a < end; a += PMD_SIZE) {
+		pmd_t *pmdp = walk_to_pmd(mm, a);
+		pmd_t pmd;
+		spinlock_t *ptl;
+
+		if (!pmdp || range_has_vma(mm, a, a + PMD_SIZE))
+			continue;
+		ptl = pmd_lock(mm, pmdp);
+		pmd = pmdp_get(pmdp);
+		/* zap already removed every leaf; only a table can be left */
+		if (pmd_is_table(pmd)) {
+			set_pmd(pmdp, __pmd(0));
+			mm->nr_ptes--;
+			tlb_remove_table(tlb, table_entry_pfn(pmd_val(pmd)));
+		}
+		spin_unlock(ptl);
+	}
+}
+
+/* Zap the pages of [start, end) in @vma (part of munmap/exit). */
+void unmap_region(struct mm_struct *mm, struct vm_area_struct *vma,
+		  unsigned long start, unsigned long end)
+{
+	struct mmu_gather tlb;
+
+	tlb_gather_mmu(&tlb, mm);
+	zap_page_range(&tlb, vma, start, end);
+	tlb_finish_mmu(&tlb);
+}
+
+int do_munmap(struct mm_struct *mm, unsigned long start, unsigned long len)
+{
+	unsigned long end = start + len;
+	struct vm_area_struct *vma;
+	struct mmu_gather tlb;
+	int err;
+
+	if (!IS_ALIGNED(start, PAGE_SIZE) || !len || end > TASK_SIZE || end < start)
+		return -EINVAL;
+	len = ALIGN(len, PAGE_SIZE);
+	end = start + len;
+	err = vma_modify_range(mm, start, end, &vma);
+	if (err)
+		return err;
+	tlb_gather_mmu(&tlb, mm);
+	while ((vma = find_vma(mm, start)) && vma->vm_start < end) {
+		zap_page_range(&tlb, vma, vma->vm_start, vma->vm_end);
+		vma_remove(mm, vma);
+		vm_area_free(vma);
+	}
+	free_pgd_range(&tlb, mm, start, end, 0, 0);
+	tlb_finish_mmu(&tlb);
+	return 0;
+}

@@ -1,0 +1,1081 @@
+/*
+ * parse.c - the .scn parser: text in, a fully validated struct scenario out.
+ *
+ * Everything a backend may rely on is decided here, before anything runs:
+ * names resolve to ids, ranges lie inside regions the acting process has,
+ * handles are released by their holder in the way they were taken.  The
+ * parser therefore keeps a static picture of the run (which processes are
+ * alive, which regions each one has, who holds which handle) and checks
+ * every statement against it.  What only the run can tell (whether a page
+ * is mapped, whether memory runs out) is left to the backend.
+ *
+ * The language is described in docs/scenario-format.md.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/scenario.h"
+
+/* The longest statement (write with both options) has 9 tokens. */
+#define SCN_MAX_TOKENS 16
+
+/* Tokens are quoted in messages up to this many characters, then "...". */
+#define MSG_TOKEN_MAX 40
+#define TOK "'%.*s%s'"
+#define TOK_ARG(t) MSG_TOKEN_MAX, (t), (strlen(t) > MSG_TOKEN_MAX ? "..." : "")
+/* The same, unquoted. */
+#define BARE "%.*s%s"
+
+#define REGION_WORDS ((SCN_MAX_REGIONS + 63) / 64)
+
+enum handle_kind { HANDLE_REGISTER, HANDLE_VMSPLICE };
+
+struct handle_state {
+	enum handle_kind kind;	/* how it was last taken */
+	int holder;		/* process id */
+	bool held;
+};
+
+struct parser {
+	struct scenario *s;
+	FILE *err;
+	int line;
+	int stmts_cap;
+	/* No process statement (or observe) seen yet: mthp is allowed. */
+	bool in_settings;
+	unsigned int mthp_named;	/* bit i: size 16K << i was given */
+	bool alive[SCN_MAX_PROCS];
+	uint64_t has_region[SCN_MAX_PROCS][REGION_WORDS];
+	struct handle_state handles[SCN_MAX_HANDLES];
+	const struct verb *verb;	/* statement being parsed */
+};
+
+struct verb {
+	const char *word;
+	enum stmt_kind kind;
+	const char *usage;
+	int min_args, max_args;	/* tokens after the statement word */
+	int (*parse)(struct parser *p, struct stmt *st, char **arg, int nr);
+};
+
+static void perr_prefix(struct parser *p)
+{
+	fprintf(p->err, "%s:%d: ", p->s->file, p->line);
+}
+
+/* Report "FILE:LINE: message" and return -1, so callers can return it. */
+static int __attribute__((format(printf, 2, 3)))
+perr(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	perr_prefix(p);
+	va_start(ap, fmt);
+	vfprintf(p->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', p->err);
+	return -1;
+}
+
+/* ---- lexical level ---------------------------------------------------- */
+
+static bool is_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int digit_value(char c, unsigned int base)
+{
+	int d;
+
+	if (is_digit(c))
+		d = c - '0';
+	else if (c >= 'a' && c <= 'f')
+		d = c - 'a' + 10;
+	else if (c >= 'A' && c <= 'F')
+		d = c - 'A' + 10;
+	else
+		return -1;
+	return d < (int)base ? d : -1;
+}
+
+static unsigned int suffix_shift(char c)
+{
+	switch (c) {
+	case 'K': return 10;
+	case 'M': return 20;
+	case 'G': return 30;
+	}
+	return 0;
+}
+
+/*
+ * The number parser behind scenario_parse_number().  On -EINVAL, *bad
+ * points at the first character that is not part of a number, so the
+ * caller can tell a bad suffix ("4X") from garbage.
+ */
+static int parse_number(const char *tok, unsigned long *out, const char **bad)
+{
+	const char *c = tok;
+	unsigned int base = 10, shift;
+	unsigned long v = 0;
+	int digits = 0, d;
+
+	if (c[0] == '0' && c[1] == 'x') {
+		base = 16;
+		c += 2;
+	}
+	for (; (d = digit_value(*c, base)) >= 0; c++, digits++) {
+		if (v > (ULONG_MAX - d) / base)
+			return -ERANGE;
+		v = v * base + d;
+	}
+	*bad = c;
+	if (!digits)
+		return -EINVAL;
+	if (*c) {
+		shift = suffix_shift(*c);
+		if (!shift || c[1])
+			return -EINVAL;
+		if (v > (ULONG_MAX >> shift))
+			return -ERANGE;
+		v <<= shift;
+	}
+	*out = v;
+	return 0;
+}
+
+int scenario_parse_number(const char *tok, unsigned long *out)
+{
+	const char *bad;
+
+	return parse_number(tok, out, &bad);
+}
+
+/* A number token named @what ("LEN", "stride", ...) in a statement. */
+static int take_number(struct parser *p, const char *what, const char *tok,
+		       unsigned long *out)
+{
+	const char *bad;
+	int ret = parse_number(tok, out, &bad);
+
+	if (ret == -ERANGE)
+		return perr(p, "%s " TOK " is too large", what, TOK_ARG(tok));
+	if (ret == 0)
+		return 0;
+	if (bad > tok && digit_value(bad[-1], 16) >= 0 && is_letter(*bad) && !bad[1])
+		return perr(p, "bad size suffix in %s " TOK
+			    ": use K, M or G", what, TOK_ARG(tok));
+	return perr(p, "bad number " TOK " for %s: expected decimal or 0x hex",
+		    TOK_ARG(tok), what);
+}
+
+/* A byte count that must be a multiple of the page size. */
+static int take_page_multiple(struct parser *p, const char *what,
+			      const char *tok, unsigned long *out)
+{
+	if (take_number(p, what, tok, out))
+		return -1;
+	if (*out % p->s->page_size)
+		return perr(p, "%s " TOK " is not a multiple of the page size (%lu)",
+			    what, TOK_ARG(tok), p->s->page_size);
+	return 0;
+}
+
+static int take_length(struct parser *p, const char *tok, unsigned long *out)
+{
+	if (take_page_multiple(p, "LEN", tok, out))
+		return -1;
+	if (!*out)
+		return perr(p, "LEN must be greater than 0");
+	return 0;
+}
+
+static int check_name(struct parser *p, const char *what, const char *tok)
+{
+	const char *c;
+
+	if (!is_letter(tok[0]))
+		goto bad;
+	for (c = tok + 1; *c; c++)
+		if (!is_letter(*c) && !is_digit(*c) && *c != '_')
+			goto bad;
+	if (c - tok > SCN_NAME_MAX)
+		return perr(p, "%s name " TOK " is longer than %d characters",
+			    what, TOK_ARG(tok), SCN_NAME_MAX);
+	return 0;
+bad:
+	return perr(p, "bad %s name " TOK
+		    ": a name is a letter followed by letters, digits or _",
+		    what, TOK_ARG(tok));
+}
+
+/* ---- names and ownership ---------------------------------------------- */
+
+static int find_name(const char (*names)[SCN_NAME_MAX + 1], int nr,
+		     const char *name)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
+
+static int find_proc(const struct scenario *s, const char *name)
+{
+	return find_name(s->proc_names, s->nr_procs, name);
+}
+
+static int find_handle(const struct scenario *s, const char *name)
+{
+	return find_name(s->handle_names, s->nr_handles, name);
+}
+
+static int find_region(const struct scenario *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->nr_regions; i++)
+		if (!strcmp(s->regions[i].name, name))
+			return i;
+	return -1;
+}
+
+static bool proc_has_region(const struct parser *p, int proc, int region)
+{
+	return p->has_region[proc][region / 64] & (1ULL << (region % 64));
+}
+
+static void proc_add_region(struct parser *p, int proc, int region)
+{
+	p->has_region[proc][region / 64] |= 1ULL << (region % 64);
+}
+
+/* The acting process: it must exist and still be alive. */
+static int take_proc(struct parser *p, const char *tok)
+{
+	int id;
+
+	if (check_name(p, "process", tok))
+		return -1;
+	id = find_proc(p->s, tok);
+	if (id < 0)
+		return perr(p, "unknown process " TOK
+			    " (P0 exists at the start, others come from fork)",
+			    TOK_ARG(tok));
+	if (!p->alive[id])
+		return perr(p, "process " TOK " has exited", TOK_ARG(tok));
+	return id;
+}
+
+static bool is_reserved_word(const char *name)
+{
+	return !strcmp(name, "mthp") || !strcmp(name, "observe");
+}
+
+/* A child of @parent named @tok: a name never used before. */
+static int new_proc(struct parser *p, const char *tok, int parent)
+{
+	struct scenario *s = p->s;
+	int id;
+
+	if (check_name(p, "process", tok))
+		return -1;
+	if (is_reserved_word(tok))
+		return perr(p, "process name " TOK " is a statement word",
+			    TOK_ARG(tok));
+	if (find_proc(s, tok) >= 0)
+		return perr(p, "process name " TOK
+			    " is already used (process names are never reused)",
+			    TOK_ARG(tok));
+	if (s->nr_procs == SCN_MAX_PROCS)
+		return perr(p, "too many processes (at most %d)", SCN_MAX_PROCS);
+	id = s->nr_procs++;
+	strcpy(s->proc_names[id], tok);
+	p->alive[id] = true;
+	if (parent >= 0)
+		memcpy(p->has_region[id], p->has_region[parent],
+		       sizeof(p->has_region[id]));
+	return id;
+}
+
+/* A region @tok of @len bytes, created by (and so belonging to) @proc. */
+static int new_region(struct parser *p, const char *tok, unsigned long len,
+		      int proc)
+{
+	struct scenario *s = p->s;
+	int id;
+
+	if (check_name(p, "region", tok))
+		return -1;
+	if (find_region(s, tok) >= 0)
+		return perr(p, "region " TOK
+			    " already exists (region names are global)",
+			    TOK_ARG(tok));
+	if (s->nr_regions == SCN_MAX_REGIONS)
+		return perr(p, "too many regions (at most %d)", SCN_MAX_REGIONS);
+	id = s->nr_regions++;
+	strcpy(s->regions[id].name, tok);
+	s->regions[id].len = len;
+	proc_add_region(p, proc, id);
+	return id;
+}
+
+/* An existing region that the acting process has. */
+static int take_region(struct parser *p, const struct stmt *st,
+		       const char *tok)
+{
+	int id;
+
+	if (check_name(p, "region", tok))
+		return -1;
+	id = find_region(p->s, tok);
+	if (id < 0)
+		return perr(p, "unknown region " TOK, TOK_ARG(tok));
+	if (!proc_has_region(p, st->proc, id))
+		return perr(p, "process %s does not have region " TOK
+			    " (a process has the regions it created and those"
+			    " its parent had when it forked)",
+			    p->s->proc_names[st->proc], TOK_ARG(tok));
+	return id;
+}
+
+/* R OFF LEN: a non-empty page-aligned range inside a region P has. */
+static int take_range(struct parser *p, struct stmt *st, char **arg)
+{
+	unsigned long rlen;
+
+	st->region = take_region(p, st, arg[0]);
+	if (st->region < 0)
+		return -1;
+	if (take_page_multiple(p, "OFF", arg[1], &st->off) ||
+	    take_length(p, arg[2], &st->len))
+		return -1;
+	rlen = p->s->regions[st->region].len;
+	if (st->off > rlen || st->len > rlen - st->off)
+		return perr(p, "range " BARE "+" BARE " lies outside region %s"
+			    " (length %#lx)", TOK_ARG(arg[1]), TOK_ARG(arg[2]),
+			    p->s->regions[st->region].name, rlen);
+	return 0;
+}
+
+/* register/vmsplice H: H is free (never seen, or released). */
+static int take_new_handle(struct parser *p, struct stmt *st, const char *tok,
+			   enum handle_kind kind)
+{
+	struct scenario *s = p->s;
+	struct handle_state *h;
+	int id;
+
+	if (check_name(p, "handle", tok))
+		return -1;
+	id = find_handle(s, tok);
+	if (id >= 0 && p->handles[id].held)
+		return perr(p, "handle " TOK " is still held by %s",
+			    TOK_ARG(tok), s->proc_names[p->handles[id].holder]);
+	if (id < 0) {
+		if (s->nr_handles == SCN_MAX_HANDLES)
+			return perr(p, "too many handle names (at most %d)",
+				    SCN_MAX_HANDLES);
+		id = s->nr_handles++;
+		strcpy(s->handle_names[id], tok);
+	}
+	h = &p->handles[id];
+	h->kind = kind;
+	h->holder = st->proc;
+	h->held = true;
+	st->handle = id;
+	return 0;
+}
+
+static const char *handle_taker(enum handle_kind kind)
+{
+	return kind == HANDLE_REGISTER ? "register" : "vmsplice";
+}
+
+/* unregister/drain H: P holds H, taken the matching way; H is released. */
+static int release_handle(struct parser *p, struct stmt *st, const char *tok,
+			  enum handle_kind kind)
+{
+	struct scenario *s = p->s;
+	struct handle_state *h;
+	int id;
+
+	if (check_name(p, "handle", tok))
+		return -1;
+	id = find_handle(s, tok);
+	if (id < 0)
+		return perr(p, "unknown handle " TOK, TOK_ARG(tok));
+	h = &p->handles[id];
+	if (!h->held)
+		return perr(p, "handle " TOK " is not held (already released)",
+			    TOK_ARG(tok));
+	if (h->kind != kind)
+		return perr(p, "handle " TOK " was taken by %s; only %s releases"
+			    " it", TOK_ARG(tok), handle_taker(h->kind),
+			    h->kind == HANDLE_REGISTER ? "unregister" : "drain");
+	if (h->holder != st->proc)
+		return perr(p, "handle " TOK " is held by %s, not %s",
+			    TOK_ARG(tok), s->proc_names[h->holder],
+			    s->proc_names[st->proc]);
+	h->held = false;
+	st->handle = id;
+	return 0;
+}
+
+/* ---- keywords --------------------------------------------------------- */
+
+struct keyword {
+	const char *word;
+	int value;
+};
+
+#define KEYWORD_END { NULL, 0 }
+
+static const struct keyword prots[] = {
+	{ "none", SCN_PROT_NONE },
+	{ "r", SCN_PROT_R },
+	{ "rw", SCN_PROT_RW },
+	KEYWORD_END
+};
+
+static const struct keyword advices[] = {
+	{ "dontneed", SCN_ADV_DONTNEED },
+	{ "hugepage", SCN_ADV_HUGEPAGE },
+	{ "nohugepage", SCN_ADV_NOHUGEPAGE },
+	{ "dontfork", SCN_ADV_DONTFORK },
+	{ "dofork", SCN_ADV_DOFORK },
+	KEYWORD_END
+};
+
+static const struct keyword hugeflags[] = {
+	{ "hugepage", SCN_HUGE_HUGEPAGE },
+	{ "nohugepage", SCN_HUGE_NOHUGEPAGE },
+	KEYWORD_END
+};
+
+static const struct keyword policies[] = {
+	{ "always", SCN_POL_ALWAYS },
+	{ "madvise", SCN_POL_MADVISE },
+	{ "inherit", SCN_POL_INHERIT },
+	{ "never", SCN_POL_NEVER },
+	KEYWORD_END
+};
+
+/* Look @tok up in @table; the error lists the words it knows. */
+static int take_keyword(struct parser *p, const char *what,
+			const struct keyword *table, const char *tok, int *out)
+{
+	const struct keyword *k;
+
+	for (k = table; k->word; k++) {
+		if (!strcmp(k->word, tok)) {
+			*out = k->value;
+			return 0;
+		}
+	}
+	perr_prefix(p);
+	fprintf(p->err, "bad %s " TOK ": expected", what, TOK_ARG(tok));
+	for (k = table; k->word; k++)
+		fprintf(p->err, "%s %s", k == table ? "" : (k[1].word ? "," : " or"),
+			k->word);
+	fputc('\n', p->err);
+	return -1;
+}
+
+static int take_prot(struct parser *p, const char *tok, enum scn_prot *out)
+{
+	int v;
+
+	if (take_keyword(p, "PROT", prots, tok, &v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+static uint8_t default_value(int number)
+{
+	/* The data says which statement wrote it. */
+	return 1 + number % 255;
+}
+
+static int parse_mmap(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	unsigned long len;
+	int v;
+
+	if (take_length(p, arg[1], &len) || take_prot(p, arg[2], &st->prot))
+		return -1;
+	if (len > SCN_MAX_REGION_LEN)
+		return perr(p, "LEN " TOK " is larger than a region may be (%luG)",
+			    TOK_ARG(arg[1]), SCN_MAX_REGION_LEN >> 30);
+	if (nr > 3) {
+		if (take_keyword(p, "mmap flag", hugeflags, arg[3], &v))
+			return -1;
+		st->huge = v;
+	}
+	st->len = len;
+	st->region = new_region(p, arg[0], len, st->proc);
+	return st->region < 0 ? -1 : 0;
+}
+
+static int parse_range_only(struct parser *p, struct stmt *st, char **arg,
+			    int nr)
+{
+	return take_range(p, st, arg);
+}
+
+static int parse_mprotect(struct parser *p, struct stmt *st, char **arg,
+			  int nr)
+{
+	if (take_range(p, st, arg))
+		return -1;
+	return take_prot(p, arg[3], &st->prot);
+}
+
+static int parse_madvise(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	int v;
+
+	if (take_range(p, st, arg) ||
+	    take_keyword(p, "ADVICE", advices, arg[3], &v))
+		return -1;
+	st->advice = v;
+	return 0;
+}
+
+/*
+ * The options of write and read: "stride S" and (write only) "value V",
+ * in any order, each at most once.
+ */
+static int parse_access_options(struct parser *p, struct stmt *st,
+				char **arg, int nr, bool allow_value)
+{
+	bool have_stride = false, have_value = false;
+	unsigned long v;
+	int i;
+
+	for (i = 0; i < nr; i += 2) {
+		bool is_stride = !strcmp(arg[i], "stride");
+		bool is_value = allow_value && !strcmp(arg[i], "value");
+
+		if (!is_stride && !is_value)
+			return perr(p, "unknown %s option " TOK ": usage is '%s'",
+				    p->verb->word, TOK_ARG(arg[i]),
+				    p->verb->usage);
+		if ((is_stride && have_stride) || (is_value && have_value))
+			return perr(p, "%s given twice", arg[i]);
+		if (i + 1 == nr)
+			return perr(p, "%s needs a number after it", arg[i]);
+		if (is_stride) {
+			have_stride = true;
+			if (take_page_multiple(p, "stride", arg[i + 1],
+					       &st->stride))
+				return -1;
+			if (!st->stride)
+				return perr(p, "stride must be greater than 0");
+		} else {
+			have_value = true;
+			if (take_number(p, "value", arg[i + 1], &v))
+				return -1;
+			if (v > 255)
+				return perr(p, "value " TOK
+					    " does not fit a byte (0..255)",
+					    TOK_ARG(arg[i + 1]));
+			st->value = v;
+		}
+	}
+	return 0;
+}
+
+static int parse_write(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	st->stride = p->s->page_size;
+	st->value = default_value(st->number);
+	if (take_range(p, st, arg))
+		return -1;
+	return parse_access_options(p, st, arg + 3, nr - 3, true);
+}
+
+static int parse_read(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	st->stride = p->s->page_size;
+	if (take_range(p, st, arg))
+		return -1;
+	return parse_access_options(p, st, arg + 3, nr - 3, false);
+}
+
+static int parse_fork(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	st->child = new_proc(p, arg[0], st->proc);
+	return st->child < 0 ? -1 : 0;
+}
+
+static int parse_exit(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	int i;
+
+	/* A handle outliving its holder would have nobody to release it. */
+	for (i = 0; i < p->s->nr_handles; i++)
+		if (p->handles[i].held && p->handles[i].holder == st->proc)
+			return perr(p, "%s exits while holding handle '%s';"
+				    " %s it first", p->s->proc_names[st->proc],
+				    p->s->handle_names[i],
+				    p->handles[i].kind == HANDLE_REGISTER ?
+				    "unregister" : "drain");
+	p->alive[st->proc] = false;
+	return 0;
+}
+
+static int parse_register(struct parser *p, struct stmt *st, char **arg,
+			  int nr)
+{
+	if (take_range(p, st, arg + 1))
+		return -1;
+	return take_new_handle(p, st, arg[0], HANDLE_REGISTER);
+}
+
+static int parse_vmsplice(struct parser *p, struct stmt *st, char **arg,
+			  int nr)
+{
+	if (take_range(p, st, arg + 1))
+		return -1;
+	return take_new_handle(p, st, arg[0], HANDLE_VMSPLICE);
+}
+
+static int parse_unregister(struct parser *p, struct stmt *st, char **arg,
+			    int nr)
+{
+	return release_handle(p, st, arg[0], HANDLE_REGISTER);
+}
+
+static int parse_drain(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	return release_handle(p, st, arg[0], HANDLE_VMSPLICE);
+}
+
+static int parse_dio_read(struct parser *p, struct stmt *st, char **arg,
+			  int nr)
+{
+	st->value = default_value(st->number);
+	return take_range(p, st, arg);
+}
+
+static int parse_mremap(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	if (take_range(p, st, arg) ||
+	    take_page_multiple(p, "AT", arg[4], &st->at))
+		return -1;
+	if (st->at >= SCN_REGION_ALIGN)
+		return perr(p, "AT " TOK " must be below 2M", TOK_ARG(arg[4]));
+	st->new_region = new_region(p, arg[3], st->len, st->proc);
+	return st->new_region < 0 ? -1 : 0;
+}
+
+static const struct verb verbs[] = {
+	{ "mmap", ST_MMAP, "P mmap R LEN PROT [hugepage|nohugepage]", 3, 4,
+	  parse_mmap },
+	{ "munmap", ST_MUNMAP, "P munmap R OFF LEN", 3, 3, parse_range_only },
+	{ "mprotect", ST_MPROTECT, "P mprotect R OFF LEN PROT", 4, 4,
+	  parse_mprotect },
+	{ "madvise", ST_MADVISE, "P madvise R OFF LEN ADVICE", 4, 4,
+	  parse_madvise },
+	{ "write", ST_WRITE, "P write R OFF LEN [stride S] [value V]", 3, 7,
+	  parse_write },
+	{ "read", ST_READ, "P read R OFF LEN [stride S]", 3, 5, parse_read },
+	{ "fork", ST_FORK, "P fork Q", 1, 1, parse_fork },
+	{ "exit", ST_EXIT, "P exit", 0, 0, parse_exit },
+	{ "register", ST_REGISTER, "P register H R OFF LEN", 4, 4,
+	  parse_register },
+	{ "unregister", ST_UNREGISTER, "P unregister H", 1, 1,
+	  parse_unregister },
+	{ "dio-write", ST_DIO_WRITE, "P dio-write R OFF LEN", 3, 3,
+	  parse_range_only },
+	{ "dio-read", ST_DIO_READ, "P dio-read R OFF LEN", 3, 3,
+	  parse_dio_read },
+	{ "vmsplice", ST_VMSPLICE, "P vmsplice H R OFF LEN", 4, 4,
+	  parse_vmsplice },
+	{ "drain", ST_DRAIN, "P drain H", 1, 1, parse_drain },
+	{ "mremap", ST_MREMAP, "P mremap R OFF LEN S AT", 5, 5, parse_mremap },
+	{ "split", ST_SPLIT, "P split R OFF LEN", 3, 3, parse_range_only },
+};
+
+#define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))
+
+static const struct verb *find_verb(const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < NR_VERBS; i++)
+		if (!strcmp(verbs[i].word, word))
+			return &verbs[i];
+	return NULL;
+}
+
+static int unknown_statement(struct parser *p, const char *word)
+{
+	size_t i;
+
+	perr_prefix(p);
+	fprintf(p->err, "unknown statement " TOK " (known: mthp observe",
+		TOK_ARG(word));
+	for (i = 0; i < NR_VERBS; i++)
+		fprintf(p->err, " %s", verbs[i].word);
+	fprintf(p->err, ")\n");
+	return -1;
+}
+
+static int parse_mthp(struct parser *p, struct stmt *st, char **tok, int nr)
+{
+	unsigned long size;
+	int i, v;
+
+	st->kind = ST_MTHP;
+	if (!p->in_settings)
+		return perr(p, "mthp must come before the first process statement");
+	if (nr != 3)
+		return perr(p, "%s token%s: usage is 'mthp SIZE POLICY'",
+			    nr < 3 ? "missing" : "extra",
+			    nr < 3 ? "" : "s after POLICY");
+	if (take_number(p, "mthp SIZE", tok[1], &size))
+		return -1;
+	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
+		if (size == scenario_mthp_size(i))
+			break;
+	if (i == SCN_NR_MTHP_SIZES)
+		return perr(p, "mthp SIZE " TOK " is not one of 16K 32K 64K 128K"
+			    " 256K 512K 1M 2M", TOK_ARG(tok[1]));
+	if (take_keyword(p, "mthp POLICY", policies, tok[2], &v))
+		return -1;
+	if (v == SCN_POL_INHERIT && i == SCN_NR_MTHP_SIZES - 1)
+		return perr(p, "mthp 2M inherit: inherit follows the 2M line, so"
+			    " 2M itself must be always, madvise or never");
+	if (p->mthp_named & (1U << i))
+		return perr(p, "mthp size " BARE " given twice", TOK_ARG(tok[1]));
+	p->mthp_named |= 1U << i;
+	p->s->mthp[i] = v;
+	st->mthp_size = size;
+	st->policy = v;
+	return 0;
+}
+
+static int parse_observe(struct parser *p, struct stmt *st, char **tok, int nr)
+{
+	st->kind = ST_OBSERVE;
+	p->in_settings = false;
+	if (nr > 1)
+		return perr(p, "observe takes no arguments (got " TOK ")",
+			    TOK_ARG(tok[1]));
+	return 0;
+}
+
+static int parse_process_statement(struct parser *p, struct stmt *st,
+				   char **tok, int nr)
+{
+	const struct verb *v = nr >= 2 ? find_verb(tok[1]) : NULL;
+	int nargs = nr - 2;
+
+	p->in_settings = false;
+	if (!v) {
+		v = find_verb(tok[0]);
+		if (v)
+			return perr(p, "%s needs the acting process first:"
+				    " usage is '%s'", v->word, v->usage);
+		if (find_proc(p->s, tok[0]) < 0)
+			return unknown_statement(p, tok[0]);
+		if (nr == 1)
+			return perr(p, "missing statement word after process %s",
+				    tok[0]);
+		return unknown_statement(p, tok[1]);
+	}
+	p->verb = v;
+	st->kind = v->kind;
+	st->proc = take_proc(p, tok[0]);
+	if (st->proc < 0)
+		return -1;
+	if (nargs < v->min_args)
+		return perr(p, "missing argument: usage is '%s'", v->usage);
+	if (nargs > v->max_args)
+		return perr(p, "extra token " TOK ": usage is '%s'",
+			    TOK_ARG(tok[2 + v->max_args]), v->usage);
+	return v->parse(p, st, tok + 2, nargs);
+}
+
+/* ---- lines ------------------------------------------------------------ */
+
+/*
+ * Split @line in place into tokens, dropping the comment.  Returns the
+ * number of tokens, or -1 after reporting too many.
+ */
+static int tokenize(struct parser *p, char *line, char **tok)
+{
+	char *c = line;
+	int nr = 0;
+
+	for (;;) {
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (!*c || *c == '#')
+			return nr;
+		if (nr == SCN_MAX_TOKENS)
+			return perr(p, "too many tokens (at most %d)",
+				    SCN_MAX_TOKENS);
+		tok[nr++] = c;
+		while (*c && *c != ' ' && *c != '\t' && *c != '#')
+			c++;
+		if (*c == '#') {
+			*c = '\0';
+			return nr;
+		}
+		if (*c)
+			*c++ = '\0';
+	}
+}
+
+/* The statement as written: tokens joined by single spaces. */
+static char *join_tokens(char **tok, int nr)
+{
+	size_t len = 0;
+	char *text, *c;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		len += strlen(tok[i]) + 1;
+	text = malloc(len);
+	if (!text)
+		return NULL;
+	for (c = text, i = 0; i < nr; i++) {
+		if (i)
+			*c++ = ' ';
+		c = stpcpy(c, tok[i]);
+	}
+	*c = '\0';
+	return text;
+}
+
+static struct stmt *new_stmt(struct parser *p)
+{
+	struct scenario *s = p->s;
+	struct stmt *st;
+
+	if (s->nr_stmts == p->stmts_cap) {
+		int cap = p->stmts_cap ? p->stmts_cap * 2 : 64;
+
+		if (p->stmts_cap > INT_MAX / 2) {
+			perr(p, "too many statements");
+			return NULL;
+		}
+		st = realloc(s->stmts, cap * sizeof(*st));
+		if (!st) {
+			perr(p, "out of memory");
+			return NULL;
+		}
+		s->stmts = st;
+		p->stmts_cap = cap;
+	}
+	st = &s->stmts[s->nr_stmts];
+	memset(st, 0, sizeof(*st));
+	st->number = s->nr_stmts + 1;
+	st->line = p->line;
+	st->proc = -1;
+	st->region = -1;
+	st->child = -1;
+	st->handle = -1;
+	st->new_region = -1;
+	s->nr_stmts++;
+	return st;
+}
+
+static int parse_line(struct parser *p, char *line)
+{
+	char *tok[SCN_MAX_TOKENS];
+	struct stmt *st;
+	int nr;
+
+	nr = tokenize(p, line, tok);
+	if (nr <= 0)
+		return nr;
+	st = new_stmt(p);
+	if (!st)
+		return -1;
+	st->text = join_tokens(tok, nr);
+	if (!st->text)
+		return perr(p, "out of memory");
+	p->verb = NULL;
+	if (!strcmp(tok[0], "mthp"))
+		return parse_mthp(p, st, tok, nr);
+	if (!strcmp(tok[0], "observe"))
+		return parse_observe(p, st, tok, nr);
+	return parse_process_statement(p, st, tok, nr);
+}
+
+static struct scenario *scenario_alloc(const char *name,
+				       unsigned long page_size)
+{
+	struct scenario *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->file = strdup(name);
+	if (!s->file) {
+		free(s);
+		return NULL;
+	}
+	s->page_size = page_size;
+	strcpy(s->proc_names[0], "P0");
+	s->nr_procs = 1;
+	return s;
+}
+
+struct scenario *scenario_parse_string(const char *name, const char *text,
+				       unsigned long page_size, FILE *err)
+{
+	struct parser *p;
+	struct scenario *s;
+	const char *c = text;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+
+	s = scenario_alloc(name, page_size);
+	p = calloc(1, sizeof(*p));
+	if (!s || !p) {
+		fprintf(err, "%s: out of memory\n", name);
+		goto fail;
+	}
+	p->s = s;
+	p->err = err;
+	p->in_settings = true;
+	p->alive[0] = true;
+	if (!page_size || (page_size & (page_size - 1))) {
+		fprintf(err, "%s: page size %lu is not a power of two\n",
+			name, page_size);
+		goto fail;
+	}
+
+	while (*c && !ret) {
+		size_t len = strcspn(c, "\n");
+		const char *next = c + len + (c[len] == '\n');
+
+		if (p->line == INT_MAX) {
+			ret = perr(p, "too many lines");
+			break;
+		}
+		p->line++;
+		if (len + 1 > cap) {
+			char *bigger = realloc(line, len + 1);
+
+			if (!bigger) {
+				ret = perr(p, "out of memory");
+				break;
+			}
+			line = bigger;
+			cap = len + 1;
+		}
+		memcpy(line, c, len);
+		/* A CRLF line ending is a line ending, not part of a token. */
+		if (len && line[len - 1] == '\r')
+			len--;
+		line[len] = '\0';
+		ret = parse_line(p, line);
+		c = next;
+	}
+	free(line);
+	if (ret)
+		goto fail;
+	free(p);
+	return s;
+fail:
+	free(p);
+	scenario_free(s);
+	return NULL;
+}
+
+/* Read all of @f; a NUL byte would silently end the text, so refuse it. */
+static char *read_all(FILE *f, const char *path, FILE *err)
+{
+	size_t len = 0, cap = 4096, n;
+	char *buf = malloc(cap), *bigger, *nul;
+	int line = 1;
+
+	if (!buf)
+		goto nomem;
+	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len - 1)
+			continue;
+		if (cap > SIZE_MAX / 2)
+			goto nomem;
+		bigger = realloc(buf, cap * 2);
+		if (!bigger)
+			goto nomem;
+		buf = bigger;
+		cap *= 2;
+	}
+	if (ferror(f)) {
+		fprintf(err, "%s: read error: %s\n", path, strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	nul = memchr(buf, '\0', len);
+	if (nul) {
+		for (char *c = buf; c < nul; c++)
+			line += *c == '\n';
+		fprintf(err, "%s:%d: NUL byte in a scenario file\n", path, line);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+nomem:
+	fprintf(err, "%s: out of memory\n", path);
+	free(buf);
+	return NULL;
+}
+
+struct scenario *scenario_parse_file(const char *path, unsigned long page_size,
+				     FILE *err)
+{
+	struct scenario *s;
+	FILE *f = fopen(path, "r");
+	char *text;
+
+	if (!f) {
+		fprintf(err, "%s: cannot open: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	text = read_all(f, path, err);
+	fclose(f);
+	if (!text)
+		return NULL;
+	s = scenario_parse_string(path, text, page_size, err);
+	free(text);
+	return s;
+}
+
+void scenario_free(struct scenario *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_stmts; i++)
+		free(s->stmts[i].text);
+	free(s->stmts);
+	free(s->file);
+	free(s);
+}

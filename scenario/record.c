@@ -1,0 +1,312 @@
+/*
+ * record.c - printing the record of a run.
+ *
+ * Choices the format document leaves open, fixed here so that both
+ * backends and `ptebatch diff` agree on them:
+ *
+ * - A failed statement prints "error ENAME" only: no fault count, no child,
+ *   no data.  Stats lines still follow it when asked for.
+ * - drain with nothing read prints "data -".
+ * - Snapshot sizes use the largest unit that divides them exactly (4K,
+ *   64K, 2M, 1G), plain bytes if none does.
+ * - Runs are found greedily from the first page: the second page decides
+ *   whether the run counts (index and frame +1) or repeats (same index and
+ *   frame, e.g. the shared zero page); the run goes on while every further
+ *   page, of the same process and region and at the next offset, keeps that
+ *   pattern with the same size and data.  A run of one has no count.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/record.h"
+
+void record_header(FILE *out, const struct backend *b)
+{
+	fprintf(out, "# backend %s variant %s arch %s\n", b->ops->name,
+		b->variant ? b->variant : "-", b->arch ? b->arch : "-");
+}
+
+void record_setting(FILE *out, const struct stmt *st)
+{
+	fprintf(out, "%d %s\n", st->number, st->text);
+}
+
+#define ERRNO_NAME(e) { e, #e }
+
+static const struct {
+	int err;
+	const char *name;
+} errno_names[] = {
+	ERRNO_NAME(EFAULT),
+	ERRNO_NAME(ENOMEM),
+	ERRNO_NAME(EINVAL),
+	ERRNO_NAME(EAGAIN),
+	ERRNO_NAME(EBUSY),
+	ERRNO_NAME(EPERM),
+	ERRNO_NAME(ENOENT),
+	ERRNO_NAME(EEXIST),
+	ERRNO_NAME(EACCES),
+	ERRNO_NAME(ENOSPC),
+	ERRNO_NAME(EIO),
+	ERRNO_NAME(EMLINK),
+	/* A process whose fork failed: the scenario still names it. */
+	ERRNO_NAME(ESRCH),
+};
+
+const char *record_errno_name(int err, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
+		if (errno_names[i].err == err)
+			return errno_names[i].name;
+	snprintf(buf, size, "E%d", err);
+	return buf;
+}
+
+void record_data(FILE *out, const uint8_t *data, unsigned long len)
+{
+	unsigned long i, run;
+
+	if (!len) {
+		fputc('-', out);
+		return;
+	}
+	for (i = 0; i < len; i += run) {
+		for (run = 1; i + run < len && data[i + run] == data[i]; run++)
+			;
+		fprintf(out, "%s0x%02x", i ? " " : "", data[i]);
+		if (run > 1)
+			fprintf(out, "*%lu", run);
+	}
+}
+
+static void record_stats(FILE *out, const struct stmt_result *res)
+{
+	int i;
+
+	for (i = 0; i < PB_NR_STATS; i++)
+		if (res->stats[i])
+			fprintf(out, "  stat %s %" PRIu64 "\n",
+				pb_stat_name(i), res->stats[i]);
+}
+
+void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
+		   const struct stmt_result *res, bool with_stats)
+{
+	char buf[16];
+
+	fprintf(out, "%d %s: ", st->number, st->text);
+	if (res->err) {
+		fprintf(out, "error %s",
+			record_errno_name(res->err, buf, sizeof(buf)));
+	} else {
+		fprintf(out, "faults %lu", res->faults);
+		if (st->kind == ST_FORK)
+			fprintf(out, " (%s %lu)", s->proc_names[st->child],
+				res->child_faults);
+		if (st->kind == ST_DRAIN) {
+			fputs(" data ", out);
+			record_data(out, res->data, res->data_len);
+		}
+	}
+	fputc('\n', out);
+	if (with_stats && res->has_stats)
+		record_stats(out, res);
+}
+
+/* ---- canonical frames ------------------------------------------------- */
+
+/*
+ * Raw frame id -> canonical number, open addressing.  A canonical number
+ * is never 0, so 0 marks a free slot.
+ */
+struct frame_map {
+	struct frame_slot {
+		uint64_t raw;
+		uint64_t canon;
+	} *slots;
+	unsigned long mask;
+};
+
+static unsigned long frame_hash(uint64_t raw, unsigned long mask)
+{
+	/* Fibonacci hashing: raw frames are often consecutive. */
+	return (unsigned long)((raw * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+}
+
+static int frame_map_init(struct frame_map *map, unsigned long nr)
+{
+	unsigned long size = 16;
+
+	/* At most half full, so probes stay short. */
+	while (size < 2 * nr) {
+		if (size > SIZE_MAX / 2 / sizeof(*map->slots))
+			return -ENOMEM;
+		size *= 2;
+	}
+	map->slots = calloc(size, sizeof(*map->slots));
+	if (!map->slots)
+		return -ENOMEM;
+	map->mask = size - 1;
+	return 0;
+}
+
+/* The canonical number of @raw, giving it @next if it has none yet. */
+static uint64_t frame_map_get(struct frame_map *map, uint64_t raw,
+			      uint64_t *next)
+{
+	unsigned long i = frame_hash(raw, map->mask);
+
+	while (map->slots[i].canon && map->slots[i].raw != raw)
+		i = (i + 1) & map->mask;
+	if (!map->slots[i].canon) {
+		map->slots[i].raw = raw;
+		map->slots[i].canon = (*next)++;
+	}
+	return map->slots[i].canon;
+}
+
+int snapshot_canonicalize(struct snapshot *snap)
+{
+	struct frame_map map;
+	uint64_t next = 1;
+	unsigned long i;
+
+	if (frame_map_init(&map, snap->nr))
+		return -ENOMEM;
+	for (i = 0; i < snap->nr; i++) {
+		struct snap_page *pg = &snap->pages[i];
+
+		pg->frame = pg->present ? frame_map_get(&map, pg->frame, &next) : 0;
+	}
+	free(map.slots);
+	return 0;
+}
+
+/* ---- page lines ------------------------------------------------------- */
+
+enum run_kind {
+	RUN_SINGLE,
+	RUN_ABSENT,
+	RUN_COUNTING,	/* index and frame +1 per page */
+	RUN_REPEATING,	/* same index and frame: one page mapped many times */
+};
+
+/* @b is the page right after @a in the same region of the same process. */
+static bool page_follows(const struct snap_page *a, const struct snap_page *b,
+			 unsigned long page_size)
+{
+	return a->proc == b->proc && a->region == b->region &&
+	       b->off == a->off + page_size;
+}
+
+/* Does @b continue a run of @kind whose last page is @a? */
+static bool run_continues(enum run_kind kind, const struct snap_page *a,
+			  const struct snap_page *b, unsigned long page_size)
+{
+	if (!page_follows(a, b, page_size))
+		return false;
+	if (kind == RUN_ABSENT)
+		return !a->present && !b->present;
+	if (!a->present || !b->present || a->folio_size != b->folio_size ||
+	    a->data != b->data)
+		return false;
+	if (kind == RUN_COUNTING)
+		return b->index == a->index + 1 && b->frame == a->frame + 1;
+	return b->index == a->index && b->frame == a->frame;
+}
+
+/* The kind and length of the run that starts at @pg. */
+static unsigned long find_run(const struct snap_page *pg, unsigned long nr,
+			      unsigned long page_size, enum run_kind *kind)
+{
+	unsigned long len;
+
+	if (!pg->present)
+		*kind = RUN_ABSENT;
+	else if (nr > 1 && run_continues(RUN_COUNTING, pg, pg + 1, page_size))
+		*kind = RUN_COUNTING;
+	else if (nr > 1 && run_continues(RUN_REPEATING, pg, pg + 1, page_size))
+		*kind = RUN_REPEATING;
+	else
+		*kind = RUN_SINGLE;
+	if (*kind == RUN_SINGLE)
+		return 1;
+	for (len = 1; len < nr; len++)
+		if (!run_continues(*kind, &pg[len - 1], &pg[len], page_size))
+			break;
+	return len;
+}
+
+static void print_size(FILE *out, unsigned long bytes)
+{
+	static const struct {
+		unsigned int shift;
+		char unit;
+	} units[] = { { 30, 'G' }, { 20, 'M' }, { 10, 'K' } };
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		unsigned long unit = 1UL << units[i].shift;
+
+		if (bytes && bytes % unit == 0) {
+			fprintf(out, "%lu%c", bytes / unit, units[i].unit);
+			return;
+		}
+	}
+	fprintf(out, "%lu", bytes);
+}
+
+static void print_run(FILE *out, const struct scenario *s,
+		      const struct snap_page *pg, unsigned long len,
+		      enum run_kind kind)
+{
+	const struct snap_page *last = pg + len - 1;
+
+	fprintf(out, "%s %s 0x%07lx ", s->proc_names[pg->proc],
+		s->regions[pg->region].name, pg->off);
+	if (kind == RUN_ABSENT) {
+		fputs("absent", out);
+	} else {
+		fputs("present size ", out);
+		print_size(out, pg->folio_size);
+		if (kind == RUN_COUNTING)
+			fprintf(out, " index %lu..%lu frame %" PRIu64 "..%" PRIu64,
+				pg->index, last->index, pg->frame, last->frame);
+		else
+			fprintf(out, " index %lu frame %" PRIu64, pg->index,
+				pg->frame);
+		fprintf(out, " data 0x%02x", pg->data);
+	}
+	if (len > 1)
+		fprintf(out, " x%lu", len);
+	fputc('\n', out);
+}
+
+void record_snapshot(FILE *out, const struct scenario *s,
+		     const struct snapshot *snap)
+{
+	enum run_kind kind;
+	unsigned long i, len;
+
+	for (i = 0; i < snap->nr; i += len) {
+		len = find_run(&snap->pages[i], snap->nr - i, s->page_size,
+			       &kind);
+		print_run(out, s, &snap->pages[i], len, kind);
+	}
+}
+
+int record_observe(FILE *out, const struct scenario *s, const struct stmt *st,
+		   struct snapshot *snap)
+{
+	int ret = snapshot_canonicalize(snap);
+
+	if (ret)
+		return ret;
+	fprintf(out, "%d %s\n", st->number, st->text);
+	record_snapshot(out, s, snap);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * record.h - printing the record of a run, the text both backends produce
+ * and `ptebatch diff` compares.  The format is specified in
+ * docs/scenario-format.md; the choices it leaves open are written down in
+ * record.c.
+ */
+#ifndef SCENARIO_RECORD_H
+#define SCENARIO_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend/backend.h"
+#include "scenario/scenario.h"
+
+/* "# backend NAME variant VARIANT arch ARCH" */
+void record_header(FILE *out, const struct backend *b);
+
+/* A settings line: "N TEXT". */
+void record_setting(FILE *out, const struct stmt *st);
+
+/*
+ * A process statement: "N TEXT: faults F", with the child's count for
+ * fork, the bytes read for drain, or "N TEXT: error ENAME".  With
+ * @with_stats, each nonzero counter follows as "  stat NAME VALUE".
+ */
+void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
+		   const struct stmt_result *res, bool with_stats);
+
+/*
+ * Replace the backend's raw frame ids of the present pages in @snap by
+ * canonical numbers: 1, 2, ... in order of first appearance.  Returns 0 or
+ * -ENOMEM.
+ */
+int snapshot_canonicalize(struct snapshot *snap);
+
+/* The page lines of a canonical snapshot, runs compressed. */
+void record_snapshot(FILE *out, const struct scenario *s,
+		     const struct snapshot *snap);
+
+/* "N observe" and the snapshot, canonicalized in place first. */
+int record_observe(FILE *out, const struct scenario *s, const struct stmt *st,
+		   struct snapshot *snap);
+
+/* "EFAULT" for EFAULT; "E<number>" (written to @buf) for unnamed ones. */
+const char *record_errno_name(int err, char *buf, size_t size);
+
+/* Run-length encoded bytes: "0x03*4096 0x09", or "-" when there are none. */
+void record_data(FILE *out, const uint8_t *data, unsigned long len);
+
+#endif /* SCENARIO_RECORD_H */

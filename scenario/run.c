@@ -1,0 +1,134 @@
+/*
+ * run.c - the runner: feeds a backend the statements of a scenario in
+ * order and prints the record.  It never looks inside the backend.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/record.h"
+#include "scenario/run.h"
+
+/* Copy @text to @err, every line prefixed with @s's file and statement. */
+static void report_violations(const struct scenario *s, int number,
+			      const char *text, size_t len, FILE *err)
+{
+	const char *c = text, *end = text + len;
+
+	while (c < end) {
+		const char *nl = memchr(c, '\n', end - c);
+		size_t n = nl ? (size_t)(nl - c) : (size_t)(end - c);
+
+		fprintf(err, "%s: after statement %d: %.*s\n", s->file, number,
+			(int)n, c);
+		c += n + 1;
+	}
+}
+
+/*
+ * Run the backend's invariant check.  The check writes plain lines; they
+ * are captured so each one can say where in the scenario it was found.
+ * Returns the number of violations.
+ */
+static unsigned long run_check(const struct scenario *s, struct backend *b,
+			       int number, FILE *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	unsigned long nr;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem) {
+		fprintf(err, "%s: after statement %d: (violations unprefixed:"
+			" %s)\n", s->file, number, strerror(errno));
+		return b->ops->check(b, err);
+	}
+	nr = b->ops->check(b, mem);
+	fclose(mem);
+	report_violations(s, number, text, len, err);
+	if (nr && !len)
+		fprintf(err, "%s: after statement %d: %lu invariant"
+			" violation%s\n", s->file, number, nr,
+			nr == 1 ? "" : "s");
+	free(text);
+	return nr;
+}
+
+static int run_observe(const struct scenario *s, struct backend *b,
+		       const struct stmt *st, struct snapshot *snap,
+		       FILE *out, FILE *err)
+{
+	int ret;
+
+	snapshot_clear(snap);
+	ret = b->ops->observe(b, snap);
+	if (!ret)
+		ret = record_observe(out, s, st, snap);
+	if (ret)
+		fprintf(err, "%s:%d: statement %d: observe failed: %s\n",
+			s->file, st->line, st->number, strerror(-ret));
+	return ret;
+}
+
+static void run_process_statement(const struct scenario *s, struct backend *b,
+				  const struct stmt *st, FILE *out)
+{
+	struct stmt_result res;
+
+	memset(&res, 0, sizeof(res));
+	b->ops->exec(b, st, &res);
+	record_result(out, s, st, &res, b->want_stats);
+	stmt_result_reset(&res);
+}
+
+int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
+		 FILE *err, int check)
+{
+	struct snapshot snap = { 0 };
+	bool failed = false;
+	unsigned long violations = 0;
+	int i, ret;
+
+	ret = b->ops->start(b, s);
+	if (ret) {
+		fprintf(err, "%s: backend %s could not start: %s\n", s->file,
+			b->ops->name, strerror(ret < 0 ? -ret : ret));
+		return SCN_RUN_FAILED;
+	}
+	record_header(out, b);
+
+	for (i = 0; i < s->nr_stmts && !failed; i++) {
+		const struct stmt *st = &s->stmts[i];
+
+		switch (st->kind) {
+		case ST_MTHP:
+			/* The backend applied the settings in start(). */
+			record_setting(out, st);
+			break;
+		case ST_OBSERVE:
+			failed = run_observe(s, b, st, &snap, out, err) != 0;
+			break;
+		default:
+			run_process_statement(s, b, st, out);
+			break;
+		}
+		if (check && b->ops->check)
+			violations += run_check(s, b, st->number, err);
+	}
+	snapshot_free(&snap);
+
+	ret = b->ops->finish(b);
+	if (ret) {
+		fprintf(err, "%s: backend %s could not finish: %s\n", s->file,
+			b->ops->name, strerror(ret < 0 ? -ret : ret));
+		failed = true;
+	}
+	if (fflush(out) || ferror(out)) {
+		fprintf(err, "%s: error writing the record\n", s->file);
+		failed = true;
+	}
+	if (violations)
+		return SCN_RUN_VIOLATION;
+	return failed ? SCN_RUN_FAILED : SCN_RUN_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * run.h - running a parsed scenario on a backend and printing its record.
+ */
+#ifndef SCENARIO_RUN_H
+#define SCENARIO_RUN_H
+
+#include <stdio.h>
+
+#include "backend/backend.h"
+#include "scenario/scenario.h"
+
+/* What scenario_run() returns; the CLI exits with the same numbers. */
+#define SCN_RUN_OK		0
+#define SCN_RUN_FAILED		1	/* the backend could not run it */
+#define SCN_RUN_VIOLATION	3	/* an invariant check failed */
+
+/*
+ * Run @s on @b: start, every statement in order (its record line on @out),
+ * finish.  With @check, the backend's invariant check (if it has one) runs
+ * after every statement; violations go to @err as
+ * "FILE: after statement N: ..." and the run goes on.  Problems running
+ * the scenario go to @err too.
+ *
+ * Returns SCN_RUN_OK, SCN_RUN_FAILED, or SCN_RUN_VIOLATION when any check
+ * failed (even if the run failed later: a broken invariant is the more
+ * useful thing to know).
+ */
+int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
+		 FILE *err, int check);
+
+#endif /* SCENARIO_RUN_H */

@@ -1,0 +1,57 @@
+#!/bin/sh
+# run-all.sh - run every test program in $BUILD/tests/ and the scenario
+# tests, show their TAP output, and sum it up.
+#
+# Each program's output follows a "# NAME" header.  Lines "ok ..." count as
+# passed, "not ok ..." as failed, "ok ... # SKIP ..." as skipped (never as
+# passed).  A program that exits non-zero without printing "not ok" counts
+# as one more failure, so a crash is never silent.  The last line is
+# "N passed, N failed, N skipped"; the status is 1 if anything failed.
+#
+# Usage: BUILD=build sh tests/run-all.sh   (from the top of the tree)
+
+BUILD=${BUILD:-build}
+tmp=$(mktemp) || exit 1
+trap 'rm -f "$tmp"' EXIT INT TERM
+
+passed=0
+failed=0
+skipped=0
+
+# Count the TAP lines of $tmp and report a silent bad exit of test $1.
+tally() {
+	name=$1
+	status=$2
+	p=$(grep -c '^ok ' "$tmp")
+	s=$(grep -ci '^ok .*# *skip' "$tmp")
+	f=$(grep -c '^not ok' "$tmp")
+	passed=$((passed + p - s))
+	skipped=$((skipped + s))
+	failed=$((failed + f))
+	if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name exited with status $status"
+		failed=$((failed + 1))
+	fi
+}
+
+# Run "$@" as the test called $1's basename, output to stdout and $tmp.
+run_test() {
+	name=$1
+	shift
+	echo "# $name"
+	"$@" >"$tmp" 2>&1
+	status=$?
+	cat "$tmp"
+	tally "$name" "$status"
+}
+
+for t in $(ls "$BUILD/tests" 2>/dev/null | LC_ALL=C sort); do
+	path=$BUILD/tests/$t
+	[ -f "$path" ] && [ -x "$path" ] || continue
+	run_test "$t" "$path"
+done
+
+run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

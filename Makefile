@@ -72,6 +72,6 @@ check: tests
 	@BUILD=$(BUILD) sh tests/run-all.sh
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-clang
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

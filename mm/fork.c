@@ -118,7 +118,7 @@ void exit_mmap(struct mm_struct *mm)
 	tlb_gather_mmu(&tlb, mm);
 	for (i = 0; i < mm->nr_vmas; i++)
 		zap_page_range(&tlb, mm->vmas[i], mm->vmas[i]->vm_start,
-			       mm->vmas[i]->vm_end);
+			       mm->vmas[i]->vm_end, NULL);
 	free_all_tables(&tlb, mm);
 	tlb_remove_table(&tlb, mm->pgd_pfn);
 	tlb_finish_mmu(&tlb);

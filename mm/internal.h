@@ -359,8 +359,13 @@ void unmap_region(struct mm_struct *mm, struct vm_area_struct *vma,
 vm_fault_t handle_mm_fault(struct vm_area_struct *vma, unsigned long address,
 			   unsigned int flags);
 struct mmu_gather;
+/* What a zap may do beyond clearing entries. */
+struct zap_details {
+	bool reclaim_pt;	/* MADV_DONTNEED: free emptied PTE tables */
+};
 void zap_page_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
-		    unsigned long start, unsigned long end);
+		    unsigned long start, unsigned long end,
+		    const struct zap_details *details);
 int copy_page_range(struct vm_area_struct *dst_vma,
 		    struct vm_area_struct *src_vma);
 void free_pgd_range(struct mmu_gather *tlb, struct mm_struct *mm,

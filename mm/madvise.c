@@ -79,10 +79,12 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 		}
 		tmp = min(vma->vm_end, end);
 		if (dontneed) {
+			/* CONFIG_PT_RECLAIM: emptied PTE tables go too. */
+			const struct zap_details details = { .reclaim_pt = true };
 			struct mmu_gather tlb;
 
 			tlb_gather_mmu(&tlb, mm);
-			zap_page_range(&tlb, vma, addr, tmp);
+			zap_page_range(&tlb, vma, addr, tmp, &details);
 			tlb_finish_mmu(&tlb);
 		} else {
 			err = madvise_update_vma(mm, vma, addr, tmp,

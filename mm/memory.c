@@ -499,9 +499,38 @@ static unsigned int zap_present_ptes(struct mmu_gather *tlb,
 	return nr;
 }
 
-static void zap_pte_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
-			  pmd_t *pmdp, unsigned long addr, unsigned long end)
+/*
+ * Page-table reclaim (CONFIG_PT_RECLAIM, on x86-64): when MADV_DONTNEED
+ * zaps a whole PTE table's range and leaves it empty, the table itself
+ * is freed, so a later fault there starts from an empty PMD (and may get
+ * a PMD THP).  Called with the PTL held; the table goes after the flush.
+ */
+static void try_to_free_pte(struct mmu_gather *tlb, struct mm_struct *mm,
+			    pmd_t *pmdp, pte_t *start_pte)
 {
+	spinlock_t *pml;
+	unsigned long i;
+	pmd_t pmdval;
+
+	for (i = 0; i < PTRS_PER_PTE; i++)
+		if (!pte_none(ptep_get(start_pte + i)))
+			return;
+	pml = pmd_lockptr(mm, pmdp);
+	if (!spin_trylock(pml))
+		return;
+	pmdval = pmdp_get(pmdp);
+	set_pmd(pmdp, __pmd(0));
+	mm->nr_ptes--;
+	spin_unlock(pml);
+	tlb_remove_table(tlb, table_entry_pfn(pmd_val(pmdval)));
+}
+
+static void zap_pte_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  pmd_t *pmdp, unsigned long addr, unsigned long end,
+			  const struct zap_details *details)
+{
+	const bool reclaim_pt = details && details->reclaim_pt &&
+				end - addr >= PMD_SIZE;
 	spinlock_t *ptl;
 	pte_t *ptep = pte_offset_map_lock(vma->vm_mm, pmdp, addr, &ptl);
 	pte_t *start_pte = ptep;
@@ -518,11 +547,14 @@ static void zap_pte_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
 		nr = zap_present_ptes(tlb, vma, ptep, ptent,
 				      (end - addr) >> PAGE_SHIFT, addr);
 	} while (ptep += nr, addr += nr * PAGE_SIZE, addr != end);
+	if (reclaim_pt)
+		try_to_free_pte(tlb, vma->vm_mm, pmdp, start_pte);
 	pte_unmap_unlock(start_pte, ptl);
 }
 
 void zap_page_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
-		    unsigned long start, unsigned long end)
+		    unsigned long start, unsigned long end,
+		    const struct zap_details *details)
 {
 	unsigned long addr = max(start, vma->vm_start), next;
 
@@ -545,7 +577,7 @@ void zap_page_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
 			/* Partly covered: map it with PTEs first. */
 			__split_huge_pmd(vma, pmdp, addr & PMD_MASK);
 		}
-		zap_pte_range(tlb, vma, pmdp, addr, next);
+		zap_pte_range(tlb, vma, pmdp, addr, next, details);
 	}
 }
 

@@ -282,10 +282,11 @@ void vma_try_merge_around(struct mm_struct *mm, unsigned long start,
 			i++;
 			continue;
 		}
+		/* Unlink b while the array is still sorted, then grow a. */
+		vma_remove(mm, b);
 		a->vm_end = b->vm_end;
 		if (!a->anon_vma)
 			a->anon_vma = anon_vma_get(b->anon_vma);
-		vma_remove(mm, b);
 		vm_area_free(b);
 	}
 }
@@ -397,7 +398,7 @@ void unmap_region(struct mm_struct *mm, struct vm_area_struct *vma,
 	struct mmu_gather tlb;
 
 	tlb_gather_mmu(&tlb, mm);
-	zap_page_range(&tlb, vma, start, end);
+	zap_page_range(&tlb, vma, start, end, NULL);
 	tlb_finish_mmu(&tlb);
 }
 
@@ -417,7 +418,7 @@ int do_munmap(struct mm_struct *mm, unsigned long start, unsigned long len)
 		return err;
 	tlb_gather_mmu(&tlb, mm);
 	while ((vma = find_vma(mm, start)) && vma->vm_start < end) {
-		zap_page_range(&tlb, vma, vma->vm_start, vma->vm_end);
+		zap_page_range(&tlb, vma, vma->vm_start, vma->vm_end, NULL);
 		vma_remove(mm, vma);
 		vm_area_free(vma);
 	}

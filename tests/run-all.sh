@@ -8,9 +8,13 @@
 # as one more failure, so a crash is never silent.  The last line is
 # "N passed, N failed, N skipped"; the status is 1 if anything failed.
 #
+# A program still running after $TEST_TIMEOUT seconds (default 600) is
+# stopped and counted as failed, so one hung test cannot hang `make check`.
+#
 # Usage: BUILD=build sh tests/run-all.sh   (from the top of the tree)
 
 BUILD=${BUILD:-build}
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT INT TERM
 
@@ -34,14 +38,21 @@ tally() {
 	fi
 }
 
-# Run "$@" as the test called $1's basename, output to stdout and $tmp.
+# Run test $1, the command "$2 ...", its output to stdout and $tmp.
 run_test() {
 	name=$1
 	shift
 	echo "# $name"
-	"$@" >"$tmp" 2>&1
+	if command -v timeout >/dev/null 2>&1; then
+		timeout "$TEST_TIMEOUT" "$@" >"$tmp" 2>&1
+	else
+		"$@" >"$tmp" 2>&1
+	fi
 	status=$?
 	cat "$tmp"
+	if [ "$status" -eq 124 ] && command -v timeout >/dev/null 2>&1; then
+		echo "# $name stopped after ${TEST_TIMEOUT}s"
+	fi
 	tally "$name" "$status"
 }
 

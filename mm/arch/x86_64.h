@@ -136,16 +136,20 @@ static inline pte_t pfn_pte(unsigned long pfn, pgprot_t prot)
 	return __pte((pfnbits & PTE_PFN_MASK) | prot.pgprot);
 }
 
-/* Move HW Dirty into SavedDirty so RW=0/D=1 is never created by accident. */
+/*
+ * Keep the dirty bit where the write bit allows it: a read-only entry
+ * keeps it in SavedDirty (so RW=0/D=1 is never created by accident), a
+ * writable one in hardware Dirty.
+ */
 static inline uint64_t mksaveddirty_shift(uint64_t v)
 {
-	if (v & _PAGE_DIRTY)
+	if (!(v & _PAGE_RW) && (v & _PAGE_DIRTY))
 		v = (v & ~_PAGE_DIRTY) | _PAGE_SAVED_DIRTY;
 	return v;
 }
 static inline uint64_t clear_saveddirty_shift(uint64_t v)
 {
-	if (v & _PAGE_SAVED_DIRTY)
+	if ((v & _PAGE_RW) && (v & _PAGE_SAVED_DIRTY))
 		v = (v & ~_PAGE_SAVED_DIRTY) | _PAGE_DIRTY;
 	return v;
 }
@@ -159,11 +163,7 @@ static inline pte_t pte_mkclean(pte_t pte)
 /* x86 pte_mkdirty also sets soft-dirty; a read-only entry keeps it saved. */
 static inline pte_t pte_mkdirty(pte_t pte)
 {
-	uint64_t v = pte.pte | _PAGE_DIRTY | _PAGE_SOFT_DIRTY;
-
-	if (!(v & _PAGE_RW))
-		v = mksaveddirty_shift(v);
-	return __pte(v);
+	return __pte(mksaveddirty_shift(pte.pte | _PAGE_DIRTY | _PAGE_SOFT_DIRTY));
 }
 static inline pte_t pte_wrprotect(pte_t pte)
 {
@@ -177,9 +177,7 @@ static inline pte_t pte_mkwrite_novma(pte_t pte)
 /* Shadow-stack VMAs make "writable" entries RW=0, Dirty=1. */
 static inline pte_t pte_mkwrite_shstk(pte_t pte)
 {
-	uint64_t v = clear_saveddirty_shift(pte.pte & ~_PAGE_RW);
-
-	return __pte(v | _PAGE_DIRTY);
+	return __pte((pte.pte & ~(_PAGE_RW | _PAGE_SAVED_DIRTY)) | _PAGE_DIRTY);
 }
 static inline pte_t pte_mksoft_dirty(pte_t pte) { return __pte(pte.pte | _PAGE_SOFT_DIRTY); }
 static inline pte_t pte_clear_soft_dirty(pte_t pte) { return __pte(pte.pte & ~_PAGE_SOFT_DIRTY); }
@@ -206,7 +204,7 @@ static inline pte_t pte_modify(pte_t pte, pgprot_t newprot)
 	v |= pfnbits ^ (protnone_mask(v) & PTE_PFN_MASK);
 	if (old & _PAGE_RW)
 		v = mksaveddirty_shift(v);
-	else if (v & _PAGE_RW)
+	else
 		v = clear_saveddirty_shift(v);
 	return __pte(v);
 }

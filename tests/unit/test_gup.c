@@ -1,0 +1,393 @@
+/*
+ * test_gup.c - GUP and pinning (spec-gup-fork.md 2, 3, 6): reference and
+ * _pincount accounting, unshare on R/O pins of shared pages, COW break on
+ * writable pins, errors that hold nothing, GUP-fast alone, the zero page,
+ * and the exact atomic counts of today's per-PTE GUP-fast.
+ */
+#include "tests/unit/pbtest.h"
+
+#define RW (PB_PROT_READ | PB_PROT_WRITE)
+#define PIN_RW (PB_FOLL_PIN | PB_FOLL_WRITE)
+
+/* Pinning 4K folios adds GUP_PIN_COUNTING_BIAS per page; unpin restores. */
+static void test_pin_small(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *pin = NULL;
+	unsigned long i, pfn[4];
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, 4 * SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A, 4, 1));
+	for (i = 0; i < 4; i++)
+		pfn[i] = t_pfn(p, ADDR_A + i * SZ_4K);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + SZ_4K, 3, PIN_RW, &pin), 0);
+	EXPECT_EQ(pb_pages_count(pin), 3);
+	EXPECT_CLEAN();
+	EXPECT_EQ(folio_ref_count(t_folio(pfn[0])), 1);
+	for (i = 1; i < 4; i++) {
+		EXPECT_EQ(folio_ref_count(t_folio(pfn[i])), 1 + GUP_PIN_COUNTING_BIAS);
+		EXPECT(folio_maybe_dma_pinned(t_folio(pfn[i])));
+	}
+	EXPECT(mm_of(p)->has_pinned);
+	pb_pages_release(pin, false);
+	EXPECT_CLEAN();
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(folio_ref_count(t_folio(pfn[i])), 1);
+	EXPECT(!folio_maybe_dma_pinned(t_folio(pfn[1])));
+	t_exit(p);
+	t_end("gup: pinning 4K folios adds 1024 refs per page; unpin restores");
+}
+
+/* Pinning pages of a 64K folio adds 1 ref + 1 _pincount each; GET adds 1 ref. */
+static void test_pin_and_get_large(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *pin = NULL, *get = NULL;
+	struct folio *folio;
+
+	t_begin(SZ_64M);
+	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	EXPECT(t_fill(p, ADDR_A, 16, 0));
+	folio = t_folio(t_pfn(p, ADDR_A));
+	EXPECT_EQ(folio_ref_count(folio), 16);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 2 * SZ_4K, 5, PIN_RW, &pin), 0);
+	EXPECT_EQ(folio_ref_count(folio), 16 + 5);
+	EXPECT_EQ(atomic_load(&folio->_pincount), 5);
+	EXPECT_CLEAN();
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 16, PB_FOLL_GET, &get), 0);
+	EXPECT_EQ(folio_ref_count(folio), 16 + 5 + 16);
+	EXPECT_EQ(atomic_load(&folio->_pincount), 5);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, true);
+	EXPECT_EQ(folio_ref_count(folio), 16 + 16);
+	EXPECT_EQ(atomic_load(&folio->_pincount), 0);
+	EXPECT(folio_test_dirty(folio));
+	EXPECT_CLEAN();
+	pb_pages_release(get, false);
+	EXPECT_EQ(folio_ref_count(folio), 16);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("gup: 64K folio pin adds 1 ref + 1 pincount per page, GET adds 1 ref; release restores");
+}
+
+/*
+ * A R/O pin (FOLL_PIN without WRITE) of a page shared after fork unshares
+ * it: the pinner gets an exclusive copy, the other process keeps the
+ * original, and the pinner's later writes are visible through the pin.
+ */
+static void test_ro_pin_unshares(void)
+{
+	struct pb_proc *p, *c;
+	struct pb_pages *pin = NULL;
+	unsigned long orig, copy;
+	uint64_t unshare = t_stat(PB_STAT_fault_unshare);
+	uint8_t v = 0;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A, 2, 0x30));
+	orig = t_pfn(p, ADDR_A);
+	c = t_fork(p);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(t_stat(PB_STAT_fault_unshare) - unshare, 1);
+	EXPECT(t_pfn(p, ADDR_A) != orig);
+	EXPECT_EQ(t_pfn(c, ADDR_A), orig);
+	EXPECT(PageAnonExclusive(pfn_to_page(t_pfn(p, ADDR_A))));
+	EXPECT(!t_writable(p, ADDR_A));		/* unshare never write-enables */
+	copy = t_pfn(p, ADDR_A);
+	pb_pages_read(pin, 0, &v, 1);
+	EXPECT_EQ(v, 0x30);
+	/* a later write by the pinner reuses the pinned page: visible via the pin */
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x31), 0);
+	EXPECT_EQ(t_pfn(p, ADDR_A), copy);
+	pb_pages_read(pin, 0, &v, 1);
+	EXPECT_EQ(v, 0x31);
+	EXPECT_EQ(pb_load(c, 0, ADDR_A, &v), 0);
+	EXPECT_EQ(v, 0x30);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_CLEAN();
+	t_exit(c);
+	t_exit(p);
+	t_end("gup: R/O pin of a page shared after fork unshares it; pinner's writes reach the pin");
+}
+
+/* The same on a 64K folio: the pinned page is copied, the folio stays shared. */
+static void test_ro_pin_unshares_large(void)
+{
+	struct pb_proc *p, *c;
+	struct pb_pages *pin = NULL;
+	unsigned long orig;
+
+	t_begin(SZ_64M);
+	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	EXPECT(t_fill(p, ADDR_A, 16, 0x30));
+	orig = t_pfn(p, ADDR_A + 3 * SZ_4K);
+	c = t_fork(p);
+	EXPECT_EQ(pb_gup_fast(c, ADDR_A + 3 * SZ_4K, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT_CLEAN();
+	EXPECT(t_pfn(c, ADDR_A + 3 * SZ_4K) != orig);
+	EXPECT_EQ(t_page(c, ADDR_A + 3 * SZ_4K).folio_size, SZ_4K);
+	EXPECT_EQ(t_pfn(p, ADDR_A + 3 * SZ_4K), orig);
+	EXPECT_EQ(t_pfn(c, ADDR_A + 4 * SZ_4K), t_pfn(p, ADDR_A + 4 * SZ_4K));
+	pb_pages_release(pin, false);
+	EXPECT_CLEAN();
+	t_exit(c);
+	t_exit(p);
+	t_end("gup: R/O pin in a shared 64K folio copies only the pinned page");
+}
+
+/* A R/O pin of a page that was shared but no longer is takes no copy. */
+static void test_ro_pin_after_exit_no_copy(void)
+{
+	struct pb_proc *p, *c;
+	struct pb_pages *pin = NULL;
+	unsigned long pfn, pfn64;
+	uint64_t copies;
+
+	t_begin(SZ_64M);
+	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_64K, RW), 0);
+	EXPECT(t_fill(p, ADDR_A, 1, 1));
+	EXPECT(t_fill(p, ADDR_B, 16, 1));
+	pfn = t_pfn(p, ADDR_A);
+	pfn64 = t_pfn(p, ADDR_B + 5 * SZ_4K);
+	c = t_fork(p);
+	t_exit(c);
+	copies = t_stat(PB_STAT_folio_copy);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(t_pfn(p, ADDR_A), pfn);
+	EXPECT(PageAnonExclusive(pfn_to_page(pfn)));
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_B + 5 * SZ_4K, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(t_pfn(p, ADDR_B + 5 * SZ_4K), pfn64);
+	EXPECT(PageAnonExclusive(pfn_to_page(pfn64)));
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_EQ(t_stat(PB_STAT_folio_copy) - copies, 0);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("gup: R/O pin of a previously shared page (child exited) takes no copy");
+}
+
+/* A writable pin of a R/O PTE of a shared page breaks COW first. */
+static void test_write_pin_breaks_cow(void)
+{
+	struct pb_proc *p, *c;
+	struct pb_pages *pin = NULL;
+	unsigned long orig;
+	uint8_t v = 0;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A, 1, 0x50));
+	orig = t_pfn(p, ADDR_A);
+	c = t_fork(p);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PIN_RW, &pin), 0);
+	EXPECT_CLEAN();
+	EXPECT(t_pfn(p, ADDR_A) != orig);
+	EXPECT_EQ(t_pfn(c, ADDR_A), orig);
+	EXPECT(t_writable(p, ADDR_A));
+	EXPECT(!t_writable(c, ADDR_A));
+	pb_pages_fill(pin, 0x51);	/* the "device" writes */
+	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
+	EXPECT_EQ(v, 0x51);
+	EXPECT_EQ(pb_load(c, 0, ADDR_A, &v), 0);
+	EXPECT_EQ(v, 0x50);
+	pb_pages_release(pin, true);
+	EXPECT_CLEAN();
+	t_exit(c);
+	t_exit(p);
+	t_end("gup: writable pin of a shared R/O page breaks COW; the other process keeps the original");
+}
+
+/*
+ * Failures hold nothing: FOLL_WRITE on PROT_READ is -EFAULT; a range
+ * whose second page is PROT_READ gives back the first page's pin.
+ *
+ *   ADDR_A [RW page][RO page]
+ */
+static void test_write_pin_prot_read(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *pin = NULL;
+	unsigned long pfn;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A, 2, 1));
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + SZ_4K, SZ_4K, PB_PROT_READ), 0);
+	pfn = t_pfn(p, ADDR_A);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + SZ_4K, 1, PIN_RW, &pin), -EFAULT);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PIN_RW, &pin), -EFAULT);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PB_FOLL_GET | PB_FOLL_WRITE, &pin), -EFAULT);
+	EXPECT_EQ(folio_ref_count(t_folio(pfn)), 1);
+	EXPECT_EQ(folio_ref_count(t_folio(t_pfn(p, ADDR_A + SZ_4K))), 1);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_B, 1, PIN_RW, &pin), -EFAULT);	/* no VMA */
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN | PB_FOLL_GET, &pin), -EINVAL);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_GET | PB_FOLL_LONGTERM, &pin), -EINVAL);
+	EXPECT_CLEAN();
+	/* R/O pins of the PROT_READ page are fine */
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PB_FOLL_PIN, &pin), 0);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	t_exit(p);
+	t_end("gup: FOLL_WRITE pin of PROT_READ is -EFAULT and holds nothing");
+}
+
+/*
+ * FOLL_FAST_ONLY never faults: a fully mapped range is taken by GUP-fast
+ * alone; a range with an unmapped page returns what GUP-fast could take
+ * (seen white-box), the public API then gives it back.
+ *
+ *   ADDR_A [w][w][w][ ][w][w][w][w]   page 3 never touched
+ */
+static void test_fast_only(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *pin = NULL;
+	struct page *pages[8];
+	uint64_t fast = t_stat(PB_STAT_gup_fast_pages), slow;
+	unsigned long faults, pfn0;
+	long got;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, 8 * SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A, 3, 0));
+	EXPECT(t_fill(p, ADDR_A + 4 * SZ_4K, 4, 0));
+	pfn0 = t_pfn(p, ADDR_A);
+	faults = pb_proc_faults(p);
+	slow = t_stat(PB_STAT_gup_slow_pages);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 4 * SZ_4K, 4,
+			      PIN_RW | PB_FOLL_FAST_ONLY, &pin), 0);
+	EXPECT_EQ(t_stat(PB_STAT_gup_fast_pages) - fast, 4);
+	EXPECT_EQ(t_stat(PB_STAT_gup_slow_pages) - slow, 0);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 8, PIN_RW | PB_FOLL_FAST_ONLY, &pin),
+		  -EFAULT);
+	EXPECT_EQ(pb_proc_faults(p), faults);
+	EXPECT(!t_page(p, ADDR_A + 3 * SZ_4K).present);
+	EXPECT_EQ(folio_ref_count(t_folio(pfn0)), 1);
+	EXPECT_CLEAN();
+
+	/* white-box: GUP-fast stops at the hole and keeps what it took */
+	got = get_user_pages_fast_flags(mm_of(p), ADDR_A, 8,
+					PIN_RW | PB_FOLL_FAST_ONLY, pages);
+	EXPECT_EQ(got, 3);
+	EXPECT_EQ(folio_ref_count(t_folio(pfn0)), 1 + GUP_PIN_COUNTING_BIAS);
+	if (got > 0)
+		unpin_user_pages_dirty_lock(pages, (unsigned long)got, false);
+	EXPECT_EQ(pb_proc_faults(p), faults);
+	EXPECT_CLEAN();
+	/* without FAST_ONLY the slow path faults the hole in */
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 8, PIN_RW, &pin), 0);
+	EXPECT_EQ(pb_proc_faults(p), faults + 1);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	t_exit(p);
+	t_end("gup: FOLL_FAST_ONLY returns what GUP-fast can take without faulting");
+}
+
+/*
+ * Pins of the shared zero page take no reference (slow path; GUP-fast
+ * bails on the special PTE).  A long-term R/O pin unshares it instead.
+ */
+static void test_zero_page_pins(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *pin = NULL;
+	struct folio *zero;
+	int ref;
+	uint8_t v = 0xff;
+
+	t_begin(SZ_64M);
+	zero = pfn_folio(machine.zero_pfn);
+	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + SZ_4K, &v), 0);
+	ref = folio_ref_count(zero);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(folio_ref_count(zero), ref);
+	EXPECT_EQ(t_pfn(p, ADDR_A), machine.zero_pfn);
+	pb_pages_read(pin, 1, &v, 1);
+	EXPECT_EQ(v, 0);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_EQ(folio_ref_count(zero), ref);
+	EXPECT_CLEAN();
+
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN | PB_FOLL_LONGTERM, &pin), 0);
+	EXPECT(t_pfn(p, ADDR_A) != machine.zero_pfn);
+	EXPECT(!t_writable(p, ADDR_A));
+	EXPECT_EQ(folio_ref_count(t_folio(t_pfn(p, ADDR_A))), 1 + GUP_PIN_COUNTING_BIAS);
+	EXPECT_EQ(t_pfn(p, ADDR_A + SZ_4K), machine.zero_pfn);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_EQ(folio_ref_count(zero), ref);
+	t_exit(p);
+	t_end("gup: pins of the zero page take no ref; a long-term R/O pin unshares it");
+}
+
+/*
+ * The cost of today's per-PTE GUP-fast on a 64K folio, counted exactly
+ * so a batched path can be compared: one speculative ref per page (and
+ * one _pincount RMW per page for PIN), and one put per folio on release.
+ */
+static void test_fast_atomic_counts(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *pin = NULL;
+	uint64_t ref, pinc, fast;
+
+	t_begin(SZ_64M);
+	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	EXPECT(t_fill(p, ADDR_A, 16, 0));
+
+	ref = t_stat(PB_STAT_folio_ref_atomic);
+	pinc = t_stat(PB_STAT_pincount_atomic);
+	fast = t_stat(PB_STAT_gup_fast_pages);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 16, PIN_RW, &pin), 0);
+	EXPECT_EQ(t_stat(PB_STAT_folio_ref_atomic) - ref, 16);
+	EXPECT_EQ(t_stat(PB_STAT_pincount_atomic) - pinc, 16);
+	EXPECT_EQ(t_stat(PB_STAT_gup_fast_pages) - fast, 16);
+	ref = t_stat(PB_STAT_folio_ref_atomic);
+	pinc = t_stat(PB_STAT_pincount_atomic);
+	pb_pages_release(pin, false);
+	EXPECT_EQ(t_stat(PB_STAT_folio_ref_atomic) - ref, 1);
+	EXPECT_EQ(t_stat(PB_STAT_pincount_atomic) - pinc, 1);
+
+	ref = t_stat(PB_STAT_folio_ref_atomic);
+	pinc = t_stat(PB_STAT_pincount_atomic);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 16, PB_FOLL_GET, &pin), 0);
+	EXPECT_EQ(t_stat(PB_STAT_folio_ref_atomic) - ref, 16);
+	EXPECT_EQ(t_stat(PB_STAT_pincount_atomic) - pinc, 0);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("gup: per-PTE GUP-fast of a 64K folio costs 16 ref atomics (+16 pincount for PIN)");
+}
+
+int main(void)
+{
+	test_pin_small();
+	test_pin_and_get_large();
+	test_ro_pin_unshares();
+	test_ro_pin_unshares_large();
+	test_ro_pin_after_exit_no_copy();
+	test_write_pin_breaks_cow();
+	test_write_pin_prot_read();
+	test_fast_only();
+	test_zero_page_pins();
+	test_fast_atomic_counts();
+	return tap_done();
+}

@@ -1,0 +1,142 @@
+/*
+ * test_mremap.c - mremap(MAYMOVE|FIXED) (mm/mremap.c): entries move, the
+ * folios stay, so a large folio can end up mapped from two places,
+ * misaligned or across a page-table boundary; data and frames survive.
+ */
+#include "tests/unit/pbtest.h"
+
+#define RW (PB_PROT_READ | PB_PROT_WRITE)
+
+/*
+ * Moving half of a 64K folio keeps its pfns: one folio, mapped from two
+ * places of the same mm.
+ *
+ *   ADDR_A [p0..p7][p8..p15]   ->   ADDR_A [p0..p7][ gone ]
+ *                                   ADDR_B [p8..p15]
+ */
+static void test_move_half_64k(void)
+{
+	struct pb_proc *p;
+	unsigned long pfn[16], i;
+	struct folio *folio;
+	bool same = true;
+
+	t_begin(SZ_64M);
+	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	EXPECT(t_fill(p, ADDR_A, 16, 0x20));
+	for (i = 0; i < 16; i++)
+		pfn[i] = t_pfn(p, ADDR_A + i * SZ_4K);
+	folio = t_folio(pfn[0]);
+	EXPECT_EQ(pb_mremap(p, ADDR_A + SZ_32K, SZ_32K, ADDR_B), 0);
+	EXPECT_CLEAN();
+	for (i = 0; i < 8; i++) {
+		struct pb_page_info old = t_page(p, ADDR_A + i * SZ_4K);
+		struct pb_page_info new = t_page(p, ADDR_B + i * SZ_4K);
+
+		same &= old.pfn == pfn[i] && new.pfn == pfn[8 + i];
+		same &= new.folio_size == SZ_64K && new.index == 8 + i;
+		same &= !t_page(p, ADDR_A + SZ_32K + i * SZ_4K).present;
+	}
+	EXPECT(same);
+	EXPECT(t_folio(pfn[15]) == folio);
+	EXPECT_EQ(folio_mapcount(folio), 16);
+	EXPECT_EQ(folio_ref_count(folio), 16);
+	EXPECT(t_data_is(p, ADDR_B, 8, 0x28));
+	EXPECT(t_data_is(p, ADDR_A, 8, 0x20));
+	/* still exclusive and writable where it landed: no faults */
+	EXPECT(t_writable(p, ADDR_B));
+	EXPECT(t_fill(p, ADDR_B, 8, 0x30));
+	EXPECT_EQ(pb_proc_faults(p), 1);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + SZ_32K, &(uint8_t){ 0 }), -EFAULT);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("mremap: moving half of a 64K folio keeps its pfns (one folio, two places)");
+}
+
+/*
+ * Moving a range to an address that straddles a 2M boundary keeps data
+ * and frames; the old range is gone.
+ *
+ *   ADDR_A [64K]  ->  [32K | 32K] around ADDR_B + 2M
+ */
+static void test_move_across_pmd_boundary(void)
+{
+	const unsigned long dst = ADDR_B + SZ_2M - SZ_32K;
+	struct pb_proc *p;
+	unsigned long pfn[16], i;
+	bool same = true, gone = true;
+
+	t_begin(SZ_64M);
+	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	EXPECT(t_fill(p, ADDR_A, 16, 0x40));
+	for (i = 0; i < 16; i++)
+		pfn[i] = t_pfn(p, ADDR_A + i * SZ_4K);
+	EXPECT_EQ(pb_mremap(p, ADDR_A, SZ_64K, dst), 0);
+	EXPECT_CLEAN();
+	for (i = 0; i < 16; i++) {
+		same &= t_pfn(p, dst + i * SZ_4K) == pfn[i];
+		gone &= !t_page(p, ADDR_A + i * SZ_4K).present;
+	}
+	EXPECT(same);
+	EXPECT(gone);
+	EXPECT_EQ(mm_of(p)->nr_vmas, 1);
+	EXPECT(t_data_is(p, dst, 16, 0x40));
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), -EFAULT);
+	/* the folio now spans two page tables; writes need no fault */
+	EXPECT(t_fill(p, dst, 16, 0x50));
+	EXPECT_EQ(pb_proc_faults(p), 1);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("mremap: a move straddling a 2M boundary keeps data and frames; the old range is absent");
+}
+
+/* A range whose first page is unmapped fails with -EFAULT and moves nothing. */
+static void test_unmapped_start_efault(void)
+{
+	struct pb_proc *p;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A + SZ_4K, 2 * SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A + SZ_4K, 2, 1));
+	EXPECT_EQ(pb_mremap(p, ADDR_A, 3 * SZ_4K, ADDR_B), -EFAULT);
+	EXPECT(t_page(p, ADDR_A + SZ_4K).present);
+	EXPECT(!t_page(p, ADDR_B + SZ_4K).present);
+	EXPECT_EQ(pb_mremap(p, ADDR_A + SZ_4K, 2 * SZ_4K, ADDR_A + 2 * SZ_4K), -EINVAL);	/* overlap */
+	EXPECT_EQ(pb_mremap(p, ADDR_A + 1, SZ_4K, ADDR_B), -EINVAL);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("mremap: a range whose first page is unmapped fails with -EFAULT");
+}
+
+/* A whole PMD-mapped THP moved between 2M-aligned addresses stays PMD-mapped. */
+static void test_move_pmd(void)
+{
+	struct pb_proc *p;
+	unsigned long pfn;
+
+	t_begin(SZ_64M);
+	pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, SZ_2M, RW);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_4K, 0x61), 0);
+	pfn = t_pfn(p, ADDR_A);
+	EXPECT_EQ(pb_mremap(p, ADDR_A, SZ_2M, ADDR_B), 0);
+	EXPECT_CLEAN();
+	EXPECT(t_pmd_mapped(p, ADDR_B));
+	EXPECT_EQ(t_pfn(p, ADDR_B), pfn);
+	EXPECT(!t_page(p, ADDR_A).present);
+	EXPECT(t_data_is(p, ADDR_B + SZ_4K, 1, 0x61));
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("mremap: a whole PMD-mapped THP moves as a PMD");
+}
+
+int main(void)
+{
+	test_move_half_64k();
+	test_move_across_pmd_boundary();
+	test_unmapped_start_efault();
+	test_move_pmd();
+	return tap_done();
+}

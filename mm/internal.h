@@ -345,6 +345,10 @@ void vm_area_free(struct vm_area_struct *vma);
 int anon_vma_prepare(struct vm_area_struct *vma);
 void anon_vma_put(struct anon_vma *av);
 struct anon_vma *anon_vma_get(struct anon_vma *av);
+struct vm_area_struct *vma_modify_flags(struct mm_struct *mm,
+					struct vm_area_struct *vma,
+					unsigned long start, unsigned long end,
+					unsigned long newflags, int *errp);
 int vma_modify_range(struct mm_struct *mm, unsigned long start,
 		     unsigned long end, struct vm_area_struct **vmap);
 struct mm_struct *mm_alloc(void);

@@ -23,29 +23,6 @@ static unsigned long advice_flags(unsigned long flags, enum pb_advice advice)
 	}
 }
 
-static int madvise_update_vma(struct mm_struct *mm, struct vm_area_struct *vma,
-			      unsigned long start, unsigned long end,
-			      unsigned long newflags)
-{
-	int err;
-
-	if (newflags == vma->vm_flags)
-		return 0;
-	if (start > vma->vm_start) {
-		err = split_vma(mm, vma, start, 1);
-		if (err)
-			return err;
-		vma = vma_lookup(mm, start);
-	}
-	if (end < vma->vm_end) {
-		err = split_vma(mm, vma, end, 0);
-		if (err)
-			return err;
-	}
-	vma->vm_flags = newflags;
-	return 0;
-}
-
 int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 	       enum pb_advice advice)
 {
@@ -87,9 +64,10 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 			zap_page_range(&tlb, vma, addr, tmp, &details);
 			tlb_finish_mmu(&tlb);
 		} else {
-			err = madvise_update_vma(mm, vma, addr, tmp,
-						 advice_flags(vma->vm_flags, advice));
-			if (err)
+			unsigned long newflags = advice_flags(vma->vm_flags, advice);
+
+			if (newflags != vma->vm_flags &&
+			    !vma_modify_flags(mm, vma, addr, tmp, newflags, &err))
 				break;
 		}
 		addr = tmp;

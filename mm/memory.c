@@ -447,29 +447,13 @@ bool can_change_pte_writable(struct vm_area_struct *vma, unsigned long addr,
 
 /* ---- zap ---- */
 
-/* Clear @nr PTEs of one folio, returning the first with A/D merged. */
-static pte_t get_and_clear_full_ptes(pte_t *ptep, unsigned int nr)
-{
-	pte_t pte = ptep_get_and_clear(ptep);
-
-	while (--nr) {
-		pte_t tmp = ptep_get_and_clear(++ptep);
-
-		if (pte_dirty(tmp))
-			pte = pte_mkdirty(pte);
-		if (pte_young(tmp))
-			pte = pte_mkyoung(pte);
-	}
-	return pte;
-}
-
 static void zap_present_folio_ptes(struct mmu_gather *tlb,
 				   struct vm_area_struct *vma,
 				   struct folio *folio, struct page *page,
 				   pte_t *ptep, unsigned int nr,
 				   unsigned long addr)
 {
-	pte_t ptent = get_and_clear_full_ptes(ptep, nr);
+	pte_t ptent = get_and_clear_ptes(ptep, nr);
 
 	if (pte_dirty(ptent))
 		folio_set_flag(folio, PG_dirty);

@@ -8,20 +8,13 @@
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
 
-/* ptep_modify_prot_start over @nr entries: clear, merging A/D. */
+/*
+ * ptep_modify_prot_start over @nr entries: the entries are none until the
+ * commit, so a concurrent hardware A/D update cannot be lost.
+ */
 static pte_t modify_prot_start_ptes(pte_t *ptep, unsigned int nr)
 {
-	pte_t pte = ptep_get_and_clear(ptep);
-
-	while (--nr) {
-		pte_t tmp = ptep_get_and_clear(++ptep);
-
-		if (pte_dirty(tmp))
-			pte = pte_mkdirty(pte);
-		if (pte_young(tmp))
-			pte = pte_mkyoung(pte);
-	}
-	return pte;
+	return get_and_clear_ptes(ptep, nr);
 }
 
 static void modify_prot_commit_ptes(pte_t *ptep, pte_t pte, unsigned int nr)
@@ -109,19 +102,9 @@ static int mprotect_fixup(struct mmu_gather *tlb, struct mm_struct *mm,
 
 	if (newflags == vma->vm_flags)
 		return 0;
-	if (start > vma->vm_start) {
-		err = split_vma(mm, vma, start, 1);
-		if (err)
-			return err;
-		vma = vma_lookup(mm, start);
-	}
-	if (end < vma->vm_end) {
-		err = split_vma(mm, vma, end, 0);
-		if (err)
-			return err;
-	}
-	vma->vm_flags = newflags;
-	vma->vm_page_prot = vm_get_page_prot(newflags);
+	vma = vma_modify_flags(mm, vma, start, end, newflags, &err);
+	if (!vma)
+		return err;
 	/* vma_wants_manual_pte_write_upgrade(): private and now writable. */
 	change_protection(tlb, vma, start, end, newflags & VM_WRITE);
 	return 0;

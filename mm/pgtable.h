@@ -78,6 +78,26 @@ static inline void set_ptes(pte_t *ptep, pte_t pte, unsigned int nr)
 		pte = pte_advance_pfn(pte, 1);
 	}
 }
+/*
+ * Clear @nr consecutive entries and return the first with the young and
+ * dirty bits of all of them ORed in (get_and_clear_full_ptes on zap, the
+ * generic modify_prot_start_ptes on mprotect): a hardware A/D update that
+ * raced with the clear is never lost.
+ */
+static inline pte_t get_and_clear_ptes(pte_t *ptep, unsigned int nr)
+{
+	pte_t pte = ptep_get_and_clear(ptep);
+
+	while (--nr) {
+		pte_t tmp = ptep_get_and_clear(++ptep);
+
+		if (pte_dirty(tmp))
+			pte = pte_mkdirty(pte);
+		if (pte_young(tmp))
+			pte = pte_mkyoung(pte);
+	}
+	return pte;
+}
 static inline void wrprotect_ptes(pte_t *ptep, unsigned int nr)
 {
 	for (; nr; nr--, ptep++)

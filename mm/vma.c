@@ -320,6 +320,34 @@ int vma_modify_range(struct mm_struct *mm, unsigned long start,
 	return 0;
 }
 
+/*
+ * vma_modify_flags(): give [start, end) of @vma the flags @newflags,
+ * splitting it where the range ends inside.  Returns the VMA that now
+ * covers exactly [start, end), or NULL with *errp set.  Callers merge
+ * neighbours afterwards (vma_try_merge_around).
+ */
+struct vm_area_struct *vma_modify_flags(struct mm_struct *mm,
+					struct vm_area_struct *vma,
+					unsigned long start, unsigned long end,
+					unsigned long newflags, int *errp)
+{
+	*errp = 0;
+	if (start > vma->vm_start) {
+		*errp = split_vma(mm, vma, start, 1);
+		if (*errp)
+			return NULL;
+		vma = vma_lookup(mm, start);
+	}
+	if (end < vma->vm_end) {
+		*errp = split_vma(mm, vma, end, 0);
+		if (*errp)
+			return NULL;
+	}
+	vma->vm_flags = newflags;
+	vma->vm_page_prot = vm_get_page_prot(newflags);
+	return vma;
+}
+
 int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
 	    unsigned long vm_flags)
 {

@@ -55,6 +55,39 @@ const char *pb_arch_name(void);
  */
 int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy);
 
+/*
+ * A variant: which PTE-walking paths run batched over large folios.
+ * Presets: "baseline" (nothing batched), "upstream" (what mainline Linux
+ * batches today: fork, zap and mprotect), "seeds" (upstream plus the seed
+ * proposals: GUP-fast batching and write-fault reuse of 16 PTEs).
+ */
+struct pb_variant {
+	bool gup_batch;			/* GUP-fast extends runs over a folio */
+	unsigned int wp_reuse_max;	/* PTEs one reuse fault may make writable */
+	bool mprotect_batch;		/* change_pte_range over folio batches */
+	bool fork_batch;		/* copy_present_ptes over folio batches */
+	bool zap_batch;			/* zap_present_ptes over folio batches */
+};
+
+#define PB_DEFAULT_VARIANT "upstream"
+
+/* NULL-terminated list of preset names, in a stable order. */
+const char *const *pb_variant_presets(void);
+/* Fill @v from preset @name; -EINVAL if there is no such preset. */
+int pb_variant_preset(const char *name, struct pb_variant *v);
+/*
+ * Set one switch from text ("gup_batch=1", "wp_reuse_max=16"): -ENOENT
+ * for an unknown key, -EINVAL for a value the key does not accept (booleans
+ * take 0/1, wp_reuse_max a power of two from 1 to the PTEs of a table).
+ */
+int pb_variant_set(struct pb_variant *v, const char *key, const char *value);
+/* NULL-terminated list of switch names, and a one-line help for each. */
+const char *const *pb_variant_switches(void);
+const char *pb_variant_switch_help(const char *key);
+/* Make @v the machine's variant (any time; takes effect for what follows). */
+void pb_set_variant(const struct pb_variant *v);
+void pb_get_variant(struct pb_variant *v);
+
 /* A simulated process: one mm and the task accounting of its thread. */
 struct pb_proc;
 

@@ -7,6 +7,7 @@ PB_STAT(fault_anon)		/* do_anonymous_page: new folio */
 PB_STAT(fault_zero)		/* do_anonymous_page: zero page mapped */
 PB_STAT(fault_huge_anon)	/* PMD THP (or huge zero page) fault */
 PB_STAT(fault_wp_reuse)		/* do_wp_page reused the page */
+PB_STAT(wp_reuse_ptes)		/* PTEs made writable by those reuses */
 PB_STAT(fault_wp_copy)		/* do_wp_page copied the page */
 PB_STAT(fault_unshare)		/* FAULT_FLAG_UNSHARE faults */
 PB_STAT(fault_huge_wp)		/* do_huge_pmd_wp_page */

@@ -53,6 +53,7 @@ int pb_init(const struct pb_config *cfg)
 		machine.thp_policy[order] = PB_THP_NEVER;
 	machine.thp_policy[HPAGE_PMD_ORDER] = PB_THP_MADVISE;
 	memset(cpu_tlbs, 0, sizeof(cpu_tlbs));
+	pb_variant_preset(PB_DEFAULT_VARIANT, &machine.variant);
 	rcu_register_thread();
 	return 0;
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <urcu.h>
 
-#include "mm/pgtable.h"
+#include "mm/pte_batch.h"
 
 /* Anything PIN-related on the zero page is a no-op. */
 static inline bool folio_is_zero(const struct folio *folio)
@@ -20,28 +20,42 @@ static inline bool folio_is_zero(const struct folio *folio)
 }
 
 /*
- * Must a read-only pin of @page unshare it first?  Only FOLL_PIN without
- * FOLL_WRITE cares: an anon page must be exclusive; a non-anon page in a
- * COW mapping must be unshared for FOLL_LONGTERM (GUP-fast, with no VMA,
- * cannot tell and says yes).
+ * gup_unshared_pages(): how many of the @nr pages from @page (pages of
+ * @folio) a read-only pin may take without unsharing them first.  Only
+ * FOLL_PIN without FOLL_WRITE cares: anon pages must be exclusive; a
+ * non-anon page in a COW mapping must be unshared for FOLL_LONGTERM
+ * (GUP-fast, with no VMA, cannot tell and takes none).  It starts at
+ * @page, the page the run starts at - never the folio's head.
  */
-bool gup_must_unshare(struct vm_area_struct *vma, unsigned int flags,
-		      struct page *page)
+static unsigned long gup_unshared_pages(struct vm_area_struct *vma,
+					unsigned int flags, struct folio *folio,
+					struct page *page, unsigned long nr)
 {
-	struct folio *folio = page_folio(page);
+	unsigned long i;
 
 	if ((flags & (FOLL_WRITE | FOLL_PIN)) != FOLL_PIN)
-		return false;
+		return nr;
+	/* folio_test_anon(folio) is stable until the folio is freed. */
 	if (!folio_test_anon(folio)) {
 		if (!(flags & FOLL_LONGTERM))
-			return false;
-		if (!vma)
-			return true;
-		return is_cow_mapping(vma->vm_flags);
+			return nr;
+		if (!vma || is_cow_mapping(vma->vm_flags))
+			return 0;
+		return nr;
 	}
 	/* smp_rmb(): pairs with the sharer's barrier before clearing PAE. */
 	atomic_thread_fence(memory_order_acquire);
-	return !PageAnonExclusive(page);
+	for (i = 0; i < nr; i++)
+		if (!PageAnonExclusive(page + i))
+			return i;
+	return nr;
+}
+
+/* Must a read-only pin of @page unshare it first? */
+bool gup_must_unshare(struct vm_area_struct *vma, unsigned int flags,
+		      struct page *page)
+{
+	return gup_unshared_pages(vma, flags, page_folio(page), page, 1) != 1;
 }
 
 /* Take the pin part of a grab: a folio reference is already held. */
@@ -129,9 +143,38 @@ static void gup_put_folio(struct folio *folio, int refs, unsigned int flags)
 /* ---- GUP-fast ---- */
 
 /*
+ * gup_fast_pte_batch(): with gup_batch, extend a run whose first page is
+ * grabbed and re-checked over the following PTEs of the same large folio
+ * with the same protection (read as a lockless walker must), cut a
+ * read-only run at the first page a pin would have to unshare, and take
+ * the run's other references with one grab.  Returns the run length, 0 if
+ * the grab failed (the caller drops the first reference).  The folio
+ * cannot be freed or split meanwhile: we hold a reference.
+ */
+static unsigned long gup_fast_pte_batch(struct folio *folio, struct page *page,
+					pte_t *ptep, pte_t pte,
+					unsigned long max_nr, unsigned int flags)
+{
+	unsigned long nr;
+	pte_t copy = pte;
+
+	if (!machine.variant.gup_batch || !folio_test_large(folio) || max_nr == 1)
+		return 1;
+	nr = folio_pte_batch_flags(folio, NULL, ptep, &copy, (unsigned int)max_nr,
+				   FPB_LOCKLESS | FPB_RESPECT_WRITE);
+	/* A writable anon PTE implies an exclusive page; a read-only one not. */
+	if (nr > 1 && !pte_write(pte))
+		nr = gup_unshared_pages(NULL, flags, folio, page, nr);
+	if (nr > 1 && try_grab_folio(folio, (int)nr - 1, flags))
+		return 0;
+	return nr;
+}
+
+/*
  * Per PTE, in address order: read locklessly, check, grab speculatively,
- * re-check PMD and PTE, then the unshare rule.  Any failure stops the walk
- * with what was taken so far kept; the slow path does the rest.
+ * re-check PMD and PTE, then the unshare rule; with gup_batch the checked
+ * PTE starts a run.  Any failure stops the walk with what was taken so
+ * far kept; the slow path does the rest.
  */
 static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 			      unsigned long end, unsigned int flags,
@@ -165,9 +208,18 @@ static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 			gup_put_folio(folio, 1, flags);
 			return 0;
 		}
-		folio_set_flag(folio, PG_referenced);
-		pages[*nr] = page;
-		(*nr) += npages;
+		npages = gup_fast_pte_batch(folio, page, ptep, pte,
+					    (end - addr) >> PAGE_SHIFT, flags);
+		if (unlikely(!npages)) {
+			gup_put_folio(folio, 1, flags);
+			return 0;
+		}
+		/* Test before setting: a load right after the locked op is costly. */
+		if (!folio_test(folio, PG_referenced))
+			folio_set_flag(folio, PG_referenced);
+		for (unsigned long i = 0; i < npages; i++)
+			pages[*nr + i] = page + i;
+		*nr += npages;
 	} while (ptep += npages, addr += npages * PAGE_SIZE, addr != end);
 	return 1;
 }

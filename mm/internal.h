@@ -51,6 +51,7 @@ struct machine {
 	/* THP: per-order policies; PMD order's is the global "enabled". */
 	enum pb_thp_policy thp_policy[HPAGE_PMD_ORDER + 1];
 	atomic_uint next_mm_id;
+	struct pb_variant variant;	/* which paths run batched */
 };
 extern struct machine machine;
 
@@ -300,7 +301,7 @@ static inline struct page *pte_page(pte_t pte)
 }
 static inline pte_t pte_advance_pfn(pte_t pte, unsigned long nr)
 {
-	return __pte(pte_val(pte) + ((uint64_t)nr << PAGE_SHIFT));
+	return x86_pte_advance_pfn(pte, nr);
 }
 
 /* page_alloc.c */
@@ -375,8 +376,6 @@ int copy_page_range(struct vm_area_struct *dst_vma,
 void free_pgd_range(struct mmu_gather *tlb, struct mm_struct *mm,
 		    unsigned long addr, unsigned long end,
 		    unsigned long floor, unsigned long ceiling);
-bool can_change_pte_writable(struct vm_area_struct *vma, unsigned long addr,
-			     pte_t pte);
 struct page *vm_normal_page(struct vm_area_struct *vma, unsigned long addr,
 			    pte_t pte);
 

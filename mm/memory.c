@@ -6,6 +6,7 @@
  * variants widen nr with folio_pte_batch without another copy of the loop.
  */
 #include "mm/pgtable.h"
+#include "mm/pte_batch.h"
 #include "mm/tlb.h"
 
 _Thread_local struct task_struct *current_task;
@@ -192,17 +193,104 @@ static bool wp_can_reuse_anon_folio(struct folio *folio,
 	return ret;
 }
 
-/* Make the one faulting PTE writable again: no copy, no flush on x86. */
-static void wp_page_reuse(struct vm_fault *vmf)
+/*
+ * The window a reuse fault may make writable (spec-fault-mprotect.md 2.7):
+ * the wp_reuse_max-aligned block around the fault, cut to the folio as if
+ * mapped linearly around the faulting page, the page table and the VMA.
+ * wp_reuse_max == 1 gives just the faulting page.
+ */
+static void wp_reuse_window(struct vm_fault *vmf, struct folio *folio,
+			    unsigned long *startp, unsigned long *endp)
 {
-	pte_t entry = pte_mkyoung(vmf->orig_pte);
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address;
+	unsigned long window = (unsigned long)machine.variant.wp_reuse_max << PAGE_SHIFT;
+	unsigned long idx = pte_pfn(vmf->orig_pte) - folio_pfn(folio);
+	unsigned long start = max(ALIGN_DOWN(addr, window), max(addr & PMD_MASK, vma->vm_start));
+	unsigned long end = min(ALIGN_DOWN(addr, window) + window,
+				min((addr & PMD_MASK) + PMD_SIZE, vma->vm_end));
 
-	entry = maybe_mkwrite(pte_mkdirty(entry), vmf->vma);
-	/* ptep_set_access_flags(dirty=1): a stale RO TLB entry only refaults. */
-	if (!pte_same(ptep_get(vmf->pte), entry))
-		set_pte(vmf->pte, entry);
+	/* fva = where the folio would start, mapped linearly around addr. */
+	if (addr - start > idx << PAGE_SHIFT)
+		start = addr - (idx << PAGE_SHIFT);
+	if (end - addr > (folio_nr_pages(folio) - idx) << PAGE_SHIFT)
+		end = addr + ((folio_nr_pages(folio) - idx) << PAGE_SHIFT);
+	*startp = start;
+	*endp = end;
+}
+
+/*
+ * May the read-only PTE @pte at @addr be made writable by this reuse?  It
+ * must map the page of @folio that a linear mapping puts there (after
+ * mremap a PTE may map another page or folio), carry the faulting PTE's
+ * protection bits, need no fault for soft-dirty or uffd-wp, and its page
+ * must be exclusive - which the whole-folio check proves for every page.
+ */
+static bool wp_reuse_pte_qualifies(struct vm_fault *vmf, struct folio *folio,
+				   unsigned long addr, pte_t pte,
+				   bool folio_exclusive)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long pfn = pte_pfn(vmf->orig_pte) +
+			    ((long)(addr - vmf->address) >> PAGE_SHIFT);
+
+	if (!pte_present(pte) || pte_protnone(pte) || pte_write(pte))
+		return false;
+	if (pte_pfn(pte) != pfn || pfn < folio_pfn(folio) ||
+	    pfn >= folio_pfn(folio) + folio_nr_pages(folio))
+		return false;
+	if ((pte_val(__pte_batch_clear_ignored(pte, FPB_RESPECT_WRITE)) & ~PTE_PFN_MASK) !=
+	    (pte_val(__pte_batch_clear_ignored(vmf->orig_pte, FPB_RESPECT_WRITE)) & ~PTE_PFN_MASK))
+		return false;
+	if (pte_uffd_wp(pte) || (vma_soft_dirty_enabled(vma) && !pte_soft_dirty(pte)))
+		return false;
+	return folio_exclusive || PageAnonExclusive(pfn_to_page(pfn));
+}
+
+/*
+ * wp_page_reuse(): make the faulting PTE writable, young and dirty again
+ * - no copy, and no flush on x86 (a stale read-only TLB entry only
+ * refaults).  With wp_reuse_max > 1 and an anon large folio, do the same
+ * at once for every qualifying PTE of the folio in the window, marking
+ * each page exclusive: one fault instead of one per PTE (seed 003).  All
+ * under the one PTL of this page table.
+ */
+static void wp_page_reuse(struct vm_fault *vmf, struct folio *folio,
+			  bool folio_exclusive)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long start = vmf->address, end = start + PAGE_SIZE, addr;
+	unsigned long reused = 0;
+	pte_t *ptep;
+
+	if (folio && folio_test_large(folio) && (vma->vm_flags & VM_WRITE) &&
+	    machine.variant.wp_reuse_max > 1) {
+		wp_reuse_window(vmf, folio, &start, &end);
+		/* Reuse via the faulting page's own bit says nothing of the rest. */
+		if (!folio_exclusive && end - start > PAGE_SIZE)
+			folio_exclusive = wp_can_reuse_anon_folio(folio, vma);
+	}
+	ptep = vmf->pte - ((vmf->address - start) >> PAGE_SHIFT);
+	for (addr = start; addr < end; addr += PAGE_SIZE, ptep++) {
+		pte_t pte = addr == vmf->address ? vmf->orig_pte : ptep_get(ptep);
+		pte_t entry;
+
+		if (addr != vmf->address) {
+			if (!wp_reuse_pte_qualifies(vmf, folio, addr, pte,
+						    folio_exclusive))
+				continue;
+			SetPageAnonExclusive(pte_page(pte));
+		}
+		entry = maybe_mkwrite(pte_mkdirty(pte_mkyoung(pte)), vma);
+		entry = pte_clear_uffd_wp(entry);
+		/* ptep_set_access_flags(dirty=1) */
+		if (!pte_same(pte, entry))
+			set_pte(ptep, entry);
+		reused++;
+	}
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	count_stat(fault_wp_reuse);
+	count_stat_n(wp_reuse_ptes, reused);
 }
 
 /*
@@ -286,19 +374,25 @@ static vm_fault_t do_wp_page(struct vm_fault *vmf)
 	if (vmf->page)
 		folio = page_folio(vmf->page);
 
-	if (folio && folio_test_anon(folio) &&
-	    (PageAnonExclusive(vmf->page) ||
-	     wp_can_reuse_anon_folio(folio, vmf->vma))) {
-		if (!PageAnonExclusive(vmf->page))
+	if (folio && folio_test_anon(folio)) {
+		bool folio_exclusive = false;
+
+		if (!PageAnonExclusive(vmf->page)) {
+			folio_exclusive = wp_can_reuse_anon_folio(folio, vmf->vma);
+			if (!folio_exclusive)
+				goto copy;
 			SetPageAnonExclusive(vmf->page);
+		}
+		/* Unshare only marks the page exclusive: PTE stays read-only. */
 		if (unlikely(unshare)) {
 			pte_unmap_unlock(vmf->pte, vmf->ptl);
 			count_stat(fault_unshare);
 			return 0;
 		}
-		wp_page_reuse(vmf);
+		wp_page_reuse(vmf, folio, folio_exclusive);
 		return 0;
 	}
+copy:
 	if (folio)
 		folio_get(folio);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
@@ -422,29 +516,6 @@ vm_fault_t handle_mm_fault(struct vm_area_struct *vma, unsigned long address,
 	return ret;
 }
 
-/*
- * Could this PTE be made writable without a write fault?  What the
- * fault handler would do: only an exclusive anon page (private VMA), and
- * never while soft-dirty or uffd-wp tracking needs the fault.
- */
-bool can_change_pte_writable(struct vm_area_struct *vma, unsigned long addr,
-			     pte_t pte)
-{
-	struct page *page;
-
-	if (!(vma->vm_flags & VM_WRITE))
-		return false;
-	if (pte_protnone(pte))
-		return false;
-	if (vma_soft_dirty_enabled(vma) && !pte_soft_dirty(pte))
-		return false;
-	if (pte_uffd_wp(pte))
-		return false;
-	page = vm_normal_page(vma, addr, pte);
-	return page && folio_test_anon(page_folio(page)) &&
-	       PageAnonExclusive(page);
-}
-
 /* ---- zap ---- */
 
 static void zap_present_folio_ptes(struct mmu_gather *tlb,
@@ -463,23 +534,31 @@ static void zap_present_folio_ptes(struct mmu_gather *tlb,
 	tlb_remove_folio_refs(tlb, folio, (int)nr);
 }
 
-/* Zap the present PTE at @ptep (and, when batching, the ones after it). */
+/*
+ * Zap the present PTE at @ptep and, with zap_batch, every following PTE
+ * mapping the next pages of the same large folio (dirty, young, write and
+ * soft-dirty do not matter to a zap): one rmap update and one reference
+ * drop per run instead of per page.
+ */
 static unsigned int zap_present_ptes(struct mmu_gather *tlb,
 				     struct vm_area_struct *vma, pte_t *ptep,
 				     pte_t ptent, unsigned int max_nr,
 				     unsigned long addr)
 {
 	struct page *page = vm_normal_page(vma, addr, ptent);
+	struct folio *folio;
 	unsigned int nr = 1;
 
-	(void)max_nr;
 	if (!page) {
 		/* The zero page: no references, no rmap. */
 		ptep_get_and_clear(ptep);
 		tlb_flush_pte_range(tlb, addr, PAGE_SIZE);
 		return 1;
 	}
-	zap_present_folio_ptes(tlb, vma, page_folio(page), page, ptep, nr, addr);
+	folio = page_folio(page);
+	if (machine.variant.zap_batch && folio_test_large(folio) && max_nr > 1)
+		nr = folio_pte_batch(folio, ptep, ptent, max_nr);
+	zap_present_folio_ptes(tlb, vma, folio, page, ptep, nr, addr);
 	return nr;
 }
 
@@ -619,12 +698,36 @@ static int copy_present_ptes(struct vm_area_struct *dst_vma,
 	struct folio *folio;
 	int nr = 1;
 
-	(void)max_nr;
 	if (!page) {
 		__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, 1);
 		return 1;
 	}
 	folio = page_folio(page);
+	/*
+	 * fork_batch: share a whole run of a large folio at once.  Not while
+	 * a preallocated page is held: that means an exclusive page of a
+	 * maybe-pinned folio needs copying, which goes page by page.
+	 */
+	if (machine.variant.fork_batch && !*prealloc &&
+	    folio_test_large(folio) && max_nr > 1) {
+		fpb_t flags = FPB_MERGE_WRITE;
+
+		/* The child inherits per-PTE dirty (and soft-dirty if tracked). */
+		if (!(src_vma->vm_flags & VM_SHARED))
+			flags |= FPB_RESPECT_DIRTY;
+		if (vma_soft_dirty_enabled(src_vma))
+			flags |= FPB_RESPECT_SOFT_DIRTY;
+		nr = (int)folio_pte_batch_flags(folio, src_vma, src_pte, &pte,
+						(unsigned int)max_nr, flags);
+		folio_ref_add(folio, nr);
+		if (folio_try_dup_anon_rmap_ptes(folio, page, nr, dst_vma, src_vma)) {
+			folio_put_refs(folio, nr);
+			return -EAGAIN;
+		}
+		/* FPB_MERGE_WRITE: one writable PTE makes the parent wrprotect all. */
+		__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, (unsigned int)nr);
+		return nr;
+	}
 	folio_get(folio);
 	if (folio_try_dup_anon_rmap_ptes(folio, page, nr, dst_vma, src_vma)) {
 		/* Exclusive page of a maybe-pinned folio: copy it now. */

@@ -5,7 +5,7 @@
  * can_change_pte_writable, modify_prot_commit, and a gathered flush where
  * pte_needs_flush says so.
  */
-#include "mm/pgtable.h"
+#include "mm/pte_batch.h"
 #include "mm/tlb.h"
 
 /*
@@ -20,6 +20,121 @@ static pte_t modify_prot_start_ptes(pte_t *ptep, unsigned int nr)
 static void modify_prot_commit_ptes(pte_t *ptep, pte_t pte, unsigned int nr)
 {
 	set_ptes(ptep, pte, nr);
+}
+
+/*
+ * Commit @nr entries starting @idx entries into the batch, write-enabled
+ * if @set_write, and record the flush pte_needs_flush() asks for.
+ */
+static void prot_commit_flush_ptes(struct mmu_gather *tlb,
+				   struct vm_area_struct *vma, unsigned long addr,
+				   pte_t *ptep, pte_t oldpte, pte_t ptent,
+				   unsigned int nr, unsigned int idx, bool set_write)
+{
+	addr += (unsigned long)idx << PAGE_SHIFT;
+	ptep += idx;
+	oldpte = pte_advance_pfn(oldpte, idx);
+	ptent = pte_advance_pfn(ptent, idx);
+	if (set_write)
+		ptent = pte_mkwrite(ptent, vma);
+	modify_prot_commit_ptes(ptep, ptent, nr);
+	if (pte_needs_flush(oldpte, ptent))
+		tlb_flush_pte_range(tlb, addr, (unsigned long)nr << PAGE_SHIFT);
+}
+
+/*
+ * The PTE half of can_change_pte_writable(): what does not depend on the
+ * page.  (VM_WRITE is known: only a writable VMA tries the upgrade.)
+ */
+static bool maybe_change_pte_writable(struct vm_area_struct *vma, pte_t pte)
+{
+	if (pte_protnone(pte))
+		return false;
+	if (vma_soft_dirty_enabled(vma) && !pte_soft_dirty(pte))
+		return false;
+	return !pte_uffd_wp(pte);
+}
+
+/* How many pages from @idx share the PageAnonExclusive value @expected. */
+static unsigned int page_anon_exclusive_sub_batch(unsigned int idx,
+						  unsigned int max_len,
+						  struct page *first_page,
+						  bool expected)
+{
+	unsigned int len = 1;
+
+	while (len < max_len &&
+	       PageAnonExclusive(first_page + idx + len) == expected)
+		len++;
+	return len;
+}
+
+/*
+ * commit_anon_folio_batch(): exclusivity is per page, so split the batch
+ * into runs of equal PageAnonExclusive - starting at the batch's own first
+ * page, never the folio's head (the 6.17-rc2 syzbot fix) - and make only
+ * the exclusive runs writable.
+ */
+static void commit_anon_folio_batch(struct mmu_gather *tlb,
+				    struct vm_area_struct *vma,
+				    struct page *first_page, unsigned long addr,
+				    pte_t *ptep, pte_t oldpte, pte_t ptent,
+				    unsigned int nr)
+{
+	unsigned int idx = 0;
+
+	while (nr) {
+		bool excl = PageAnonExclusive(first_page + idx);
+		unsigned int len = page_anon_exclusive_sub_batch(idx, nr,
+							first_page, excl);
+
+		prot_commit_flush_ptes(tlb, vma, addr, ptep, oldpte, ptent,
+				       len, idx, excl);
+		idx += len;
+		nr -= len;
+	}
+}
+
+/*
+ * The write upgrade without a write fault: can_change_pte_writable() over
+ * @nr pages (@nr == 1 on the per-PTE path).  What the fault handler would
+ * do: only exclusive pages of an anon folio, and only if the PTE bits
+ * allow it (no soft-dirty or uffd-wp tracking pending, not PROT_NONE).
+ * The zero page has no @page and stays read-only.
+ */
+static void set_write_prot_commit_flush_ptes(struct mmu_gather *tlb,
+					     struct vm_area_struct *vma,
+					     struct page *page,
+					     unsigned long addr, pte_t *ptep,
+					     pte_t oldpte, pte_t ptent,
+					     unsigned int nr)
+{
+	if (!page || !folio_test_anon(page_folio(page)) ||
+	    !maybe_change_pte_writable(vma, ptent)) {
+		prot_commit_flush_ptes(tlb, vma, addr, ptep, oldpte, ptent,
+				       nr, 0, false);
+		return;
+	}
+	commit_anon_folio_batch(tlb, vma, page, addr, ptep, oldpte, ptent, nr);
+}
+
+/*
+ * mprotect_folio_pte_batch(): a batch is uniform in every bit but PFN,
+ * young and dirty, so one pte_modify() serves it.  Order-0 pages never
+ * pay for the scan.
+ */
+static unsigned int mprotect_folio_pte_batch(struct page *page, pte_t *ptep,
+					     pte_t pte, unsigned int max_nr)
+{
+	struct folio *folio;
+
+	if (!machine.variant.mprotect_batch || !page || max_nr == 1)
+		return 1;
+	folio = page_folio(page);
+	if (!folio_test_large(folio))
+		return 1;
+	return folio_pte_batch_flags(folio, NULL, ptep, &pte, max_nr,
+				     FPB_RESPECT_SOFT_DIRTY | FPB_RESPECT_WRITE);
 }
 
 static unsigned long change_pte_range(struct mmu_gather *tlb,
@@ -37,18 +152,22 @@ static unsigned long change_pte_range(struct mmu_gather *tlb,
 		return 0;
 	do {
 		pte_t oldpte = ptep_get(ptep), ptent;
+		struct page *page;
 
 		nr = 1;
 		if (!pte_present(oldpte))
 			continue;
+		page = vm_normal_page(vma, addr, oldpte);
+		nr = mprotect_folio_pte_batch(page, ptep, oldpte,
+					      (unsigned int)((end - addr) >> PAGE_SHIFT));
 		oldpte = modify_prot_start_ptes(ptep, nr);
 		ptent = pte_modify(oldpte, newprot);
-		if (try_writable && !pte_write(ptent) &&
-		    can_change_pte_writable(vma, addr, ptent))
-			ptent = pte_mkwrite(ptent, vma);
-		modify_prot_commit_ptes(ptep, ptent, nr);
-		if (pte_needs_flush(oldpte, ptent))
-			tlb_flush_pte_range(tlb, addr, nr * PAGE_SIZE);
+		if (try_writable && !pte_write(ptent))
+			set_write_prot_commit_flush_ptes(tlb, vma, page, addr,
+							 ptep, oldpte, ptent, nr);
+		else
+			prot_commit_flush_ptes(tlb, vma, addr, ptep, oldpte,
+					       ptent, nr, 0, false);
 		pages += nr;
 	} while (ptep += nr, addr += nr * PAGE_SIZE, addr != end);
 	pte_unmap_unlock(start, ptl);

@@ -128,6 +128,15 @@ static inline unsigned long pte_pfn(pte_t pte)
 
 	return (v & PTE_PFN_MASK) >> X86_PAGE_SHIFT;
 }
+/* Step the PFN of an entry by @nr pages; PROT_NONE PFNs are stored inverted. */
+static inline pte_t x86_pte_advance_pfn(pte_t pte, unsigned long nr)
+{
+	uint64_t step = (uint64_t)nr << X86_PAGE_SHIFT;
+
+	if (__pte_needs_invert(pte.pte))
+		return (pte_t){ pte.pte - step };
+	return (pte_t){ pte.pte + step };
+}
 static inline pte_t pfn_pte(unsigned long pfn, pgprot_t prot)
 {
 	uint64_t pfnbits = (uint64_t)pfn << X86_PAGE_SHIFT;

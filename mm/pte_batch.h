@@ -1,0 +1,109 @@
+/*
+ * pte_batch.h: folio_pte_batch_flags(), the one helper every batched PTE
+ * walker uses to find how many consecutive PTEs map consecutive pages of
+ * one large folio with the same bits (mm/internal.h, spec-gup-fork.md 7,
+ * spec-fault-mprotect.md 4).  Inline, so each caller's flags fold away.
+ */
+#ifndef MM_PTE_BATCH_H
+#define MM_PTE_BATCH_H
+
+#include "mm/pgtable.h"
+
+typedef unsigned int fpb_t;
+
+/* Compare the dirty bit instead of ignoring it. */
+#define FPB_RESPECT_DIRTY	(1U << 0)
+/* Compare the soft-dirty bit instead of ignoring it. */
+#define FPB_RESPECT_SOFT_DIRTY	(1U << 1)
+/* Compare the write bit instead of ignoring it. */
+#define FPB_RESPECT_WRITE	(1U << 2)
+/* If any later PTE is writable, make *ptentp writable (fork). */
+#define FPB_MERGE_WRITE		(1U << 3)
+/* OR young and dirty of later PTEs into *ptentp. */
+#define FPB_MERGE_YOUNG_DIRTY	(1U << 4)
+/* Read entries as a lockless walker must (GUP-fast; the seed proposal). */
+#define FPB_LOCKLESS		(1U << 5)
+
+/* How many entries from @ptep are known to be alike: 1 without contpte. */
+static inline unsigned int pte_batch_hint(pte_t *ptep, pte_t pte)
+{
+	(void)ptep;
+	(void)pte;
+	return 1;
+}
+
+/* Normalise the bits a batch ignores; young is always ignored. */
+static inline pte_t __pte_batch_clear_ignored(pte_t pte, fpb_t flags)
+{
+	if (!(flags & FPB_RESPECT_DIRTY))
+		pte = pte_mkclean(pte);
+	if (likely(!(flags & FPB_RESPECT_SOFT_DIRTY)))
+		pte = pte_clear_soft_dirty(pte);
+	if (likely(!(flags & FPB_RESPECT_WRITE)))
+		pte = pte_wrprotect(pte);
+	return pte_mkold(pte);
+}
+
+/*
+ * folio_pte_batch_flags(): the number of PTEs from @ptep (which maps a
+ * page of large @folio, *@ptentp being a copy of it) that map the
+ * following pages of the same folio and are equal after ignoring what
+ * @flags does not respect.  At most @max_nr, which the caller has already
+ * bounded by its VMA and page table; the folio end bounds it here.
+ * Merges (FPB_MERGE_*) go into *@ptentp.
+ */
+static inline unsigned int folio_pte_batch_flags(struct folio *folio,
+		struct vm_area_struct *vma, pte_t *ptep, pte_t *ptentp,
+		unsigned int max_nr, fpb_t flags)
+{
+	bool any_writable = false, any_young = false, any_dirty = false;
+	pte_t expected_pte, pte = *ptentp;
+	const bool writable = pte_write(pte);
+	unsigned int nr, cur_nr;
+
+	max_nr = min(max_nr, (unsigned int)(folio_pfn(folio) +
+					    folio_nr_pages(folio) - pte_pfn(pte)));
+	nr = pte_batch_hint(ptep, pte);
+	expected_pte = __pte_batch_clear_ignored(pte_advance_pfn(pte, nr), flags);
+	ptep += nr;
+	while (nr < max_nr) {
+		pte = (flags & FPB_LOCKLESS) ? ptep_get_lockless(ptep) : ptep_get(ptep);
+		if (!pte_same(__pte_batch_clear_ignored(pte, flags), expected_pte))
+			break;
+		/*
+		 * pte_mkclean() can remove the write bit: an x86 shadow-stack
+		 * entry (RW=0, Dirty=1) and a read-only one look alike once
+		 * dirty is ignored.  A batch that respects write must not mix
+		 * them.
+		 */
+		if ((flags & (FPB_RESPECT_WRITE | FPB_RESPECT_DIRTY)) == FPB_RESPECT_WRITE &&
+		    unlikely(pte_write(pte) != writable))
+			break;
+		if (flags & FPB_MERGE_WRITE)
+			any_writable |= pte_write(pte);
+		if (flags & FPB_MERGE_YOUNG_DIRTY) {
+			any_young |= pte_young(pte);
+			any_dirty |= pte_dirty(pte);
+		}
+		cur_nr = pte_batch_hint(ptep, pte);
+		expected_pte = pte_advance_pfn(expected_pte, cur_nr);
+		ptep += cur_nr;
+		nr += cur_nr;
+	}
+	if (any_writable)
+		*ptentp = pte_mkwrite(*ptentp, vma);
+	if (any_young)
+		*ptentp = pte_mkyoung(*ptentp);
+	if (any_dirty)
+		*ptentp = pte_mkdirty(*ptentp);
+	return min(nr, max_nr);
+}
+
+/* folio_pte_batch(): no flags - ignores dirty, soft-dirty, write, young. */
+static inline unsigned int folio_pte_batch(struct folio *folio, pte_t *ptep,
+					   pte_t pte, unsigned int max_nr)
+{
+	return folio_pte_batch_flags(folio, NULL, ptep, &pte, max_nr, 0);
+}
+
+#endif /* MM_PTE_BATCH_H */

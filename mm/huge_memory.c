@@ -34,6 +34,14 @@ unsigned long thp_vma_allowable_orders(struct vm_area_struct *vma)
 
 	if (vma->vm_flags & VM_NOHUGEPAGE)
 		return 0;
+	/*
+	 * No large folios in x86 shadow-stack VMAs (the GUP-fast batching
+	 * review): with dirty ignored, a shadow-stack PTE and a read-only one
+	 * look alike to folio_pte_batch_flags(), so a run starting at one
+	 * could skip the unshare check of the other.
+	 */
+	if (vma->vm_flags & VM_SHADOW_STACK)
+		return 0;
 	for (order = 2; order <= HPAGE_PMD_ORDER; order++) {
 		enum pb_thp_policy p = machine.thp_policy[order];
 

@@ -80,6 +80,12 @@ struct backend {
 
 struct model_options {
 	unsigned long memory_bytes;	/* 0 = default */
+	/* The variant the machine runs (set right after pb_init), and its
+	 * name in the record header, e.g. "upstream+wp_reuse_max=512"; the
+	 * name must outlive the backend.  A NULL name selects the preset
+	 * PB_DEFAULT_VARIANT, whatever @variant holds. */
+	struct pb_variant variant;
+	const char *variant_name;
 };
 
 struct backend *model_backend_create(const struct model_options *opt);

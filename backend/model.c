@@ -3,7 +3,8 @@
  * include/ptebatch.h only.
  *
  * Each statement becomes the pb_* calls a real program's system calls
- * would make, on CPU 0 of the one simulated machine.  The backend places
+ * would make, on CPU 0 of the one simulated machine, which runs the
+ * variant (batching switches) the options name.  The backend places
  * the regions (the language names them; the model wants addresses), keeps
  * the handles a register or vmsplice holds, and measures each statement as
  * the delta of the acting process's fault count and of the cost counters.
@@ -509,6 +510,7 @@ static int model_start(struct backend *b, const struct scenario *s)
 	ret = pb_init(&cfg);
 	if (ret)
 		return ret < 0 ? ret : -EIO;
+	pb_set_variant(&m->opt.variant);
 	m->running = true;
 	m->s = s;
 	m->base.arch = pb_arch_name();
@@ -591,8 +593,15 @@ struct backend *model_backend_create(const struct model_options *opt)
 		return NULL;
 	if (opt)
 		m->opt = *opt;
+	if (!m->opt.variant_name) {
+		m->opt.variant_name = PB_DEFAULT_VARIANT;
+		if (pb_variant_preset(PB_DEFAULT_VARIANT, &m->opt.variant)) {
+			free(m);
+			return NULL;
+		}
+	}
 	m->base.ops = &model_ops;
-	m->base.variant = "baseline";
+	m->base.variant = m->opt.variant_name;
 	m->base.arch = "-";
 	return &m->base;
 }

@@ -24,7 +24,9 @@
 
 struct run_options {
 	const char *backend;
-	const char *variant;
+	const char *variant;	/* the preset */
+	const char **sets;	/* --set KEY=VALUE, in command-line order */
+	int nr_sets;
 	bool stats;
 	bool check;
 	unsigned long memory;
@@ -32,24 +34,17 @@ struct run_options {
 };
 
 static const char *const backends[] = { "model", NULL };
-static const char *const variants[] = { "baseline", NULL };
 
-/*
- * The switches --set KEY=VALUE can change.  None exists yet; a batching
- * switch is added here with the function that applies it.
- */
-struct switch_def {
-	const char *name;
-	const char *help;
-	int (*apply)(struct run_options *opts, const char *value);
-};
-
-static const struct switch_def switches[] = {
-	{ NULL, NULL, NULL }
-};
+static void list_words(FILE *f, const char *const *list)
+{
+	for (; *list; list++)
+		fprintf(f, " %s", *list);
+}
 
 static void usage(FILE *f)
 {
+	const char *const *sw;
+
 	fputs("usage: ptebatch run [--backend model] [--variant NAME]"
 	      " [--set KEY=VALUE]...\n"
 	      "                    [--stats] [--memory SIZE] [--no-check]"
@@ -58,9 +53,10 @@ static void usage(FILE *f)
 	      "\n"
 	      "run       run a scenario and print its record on stdout\n"
 	      "  --backend NAME    what runs it: model (the default)\n"
-	      "  --variant NAME    which batching is on: baseline (the"
-	      " default)\n"
-	      "  --set KEY=VALUE   change one switch of the variant\n"
+	      "  --variant NAME    which batching is on: a preset ("
+	      PB_DEFAULT_VARIANT " by default)\n"
+	      "  --set KEY=VALUE   change one switch of the preset"
+	      " (repeatable, in order)\n"
 	      "  --stats           print the cost counters of every"
 	      " statement\n"
 	      "  --memory SIZE     simulated memory, e.g. 256M or 4G"
@@ -68,6 +64,12 @@ static void usage(FILE *f)
 	      "  --no-check        skip the invariant check after each"
 	      " statement\n"
 	      "\n"
+	      "presets:", f);
+	list_words(f, pb_variant_presets());
+	fputs("\nswitches:\n", f);
+	for (sw = pb_variant_switches(); *sw; sw++)
+		fprintf(f, "  %-17s %s\n", *sw, pb_variant_switch_help(*sw));
+	fputs("\n"
 	      "exit status: 0 ok, 1 the run failed, 2 bad usage or"
 	      " scenario, 3 an invariant check failed\n", f);
 }
@@ -113,19 +115,80 @@ static int unknown_in_list(const char *flag, const char *what,
 			   known);
 }
 
-static int set_switch(struct run_options *opts, const char *arg)
+/*
+ * Remember one --set; it is applied on top of the preset once all flags
+ * are read, so --variant may come after it.  The text goes into the
+ * record header's variant token, so it may hold no space and no '+'.
+ */
+static int add_set(struct run_options *opts, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	const struct switch_def *sw;
-	size_t klen;
 
-	if (!eq || eq == arg)
+	if (!eq || eq == arg || !eq[1])
 		return usage_error("--set: expected KEY=VALUE, got '%s'", arg);
-	klen = eq - arg;
-	for (sw = switches; sw->name; sw++)
-		if (strlen(sw->name) == klen && !strncmp(sw->name, arg, klen))
-			return sw->apply(opts, eq + 1);
-	return usage_error("--set: unknown switch '%.*s'", (int)klen, arg);
+	if (strpbrk(arg, " \t\n+"))
+		return usage_error("--set: '%s' may not contain spaces or '+'",
+				   arg);
+	opts->sets[opts->nr_sets++] = arg;
+	return 0;
+}
+
+/* Apply one --set KEY=VALUE to @v, explaining a refusal. */
+static int apply_set(struct pb_variant *v, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char key[64], flag[128];
+	int ret;
+
+	snprintf(flag, sizeof(flag), "--set %s", arg);
+	if ((size_t)(eq - arg) >= sizeof(key))
+		return unknown_in_list(flag, "switch", "(too long)",
+				       pb_variant_switches());
+	memcpy(key, arg, eq - arg);
+	key[eq - arg] = '\0';
+	ret = pb_variant_set(v, key, eq + 1);
+	if (ret == -ENOENT)
+		return unknown_in_list(flag, "switch", key,
+				       pb_variant_switches());
+	if (ret == -EINVAL)
+		return usage_error("%s: bad value '%s'; %s %s", flag, eq + 1,
+				   key, pb_variant_switch_help(key));
+	if (ret)
+		return usage_error("%s: %s", flag, strerror(-ret));
+	return 0;
+}
+
+/*
+ * The variant the options select, and its name for the record header:
+ * the preset, then each --set in order, joined with '+'
+ * ("upstream+wp_reuse_max=512").  *name is malloc'd.
+ */
+static int build_variant(const struct run_options *opts,
+			 struct pb_variant *v, char **name)
+{
+	size_t len = strlen(opts->variant) + 1;
+	int i, ret;
+
+	if (pb_variant_preset(opts->variant, v))
+		return unknown_in_list("--variant", "variant", opts->variant,
+				       pb_variant_presets());
+	for (i = 0; i < opts->nr_sets; i++) {
+		ret = apply_set(v, opts->sets[i]);
+		if (ret)
+			return ret;
+		len += 1 + strlen(opts->sets[i]);
+	}
+	*name = malloc(len);
+	if (!*name) {
+		fprintf(stderr, "ptebatch: out of memory\n");
+		return SCN_RUN_FAILED;
+	}
+	strcpy(*name, opts->variant);
+	for (i = 0; i < opts->nr_sets; i++) {
+		strcat(*name, "+");
+		strcat(*name, opts->sets[i]);
+	}
+	return 0;
 }
 
 static int set_memory(struct run_options *opts, const char *arg)
@@ -186,13 +249,13 @@ static int apply_option(struct run_options *opts, const struct option_def *o,
 		opts->backend = value;
 		return 0;
 	case OPT_VARIANT:
-		if (!in_list(variants, value))
+		if (!in_list(pb_variant_presets(), value))
 			return unknown_in_list(o->name, "variant", value,
-					       variants);
+					       pb_variant_presets());
 		opts->variant = value;
 		return 0;
 	case OPT_SET:
-		return set_switch(opts, value);
+		return add_set(opts, value);
 	case OPT_STATS:
 		opts->stats = true;
 		return 0;
@@ -254,8 +317,6 @@ static int parse_run_args(struct run_options *opts, int argc, char **argv)
 	}
 	if (!opts->file)
 		return usage_error("run: no scenario file given");
-	if (access(opts->file, R_OK))
-		return usage_error("%s: %s", opts->file, strerror(errno));
 	return 0;
 }
 
@@ -263,38 +324,53 @@ static int cmd_run(int argc, char **argv)
 {
 	struct run_options opts = {
 		.backend = "model",
-		.variant = "baseline",
+		.variant = PB_DEFAULT_VARIANT,
 		.check = true,
 	};
 	struct model_options mopt = { 0 };
-	struct scenario *s;
+	struct scenario *s = NULL;
 	struct backend *b;
+	char *variant_name = NULL;
 	int ret;
 
+	/* No more --set flags than arguments. */
+	opts.sets = calloc(argc + 1, sizeof(*opts.sets));
+	if (!opts.sets) {
+		fprintf(stderr, "ptebatch: out of memory\n");
+		return SCN_RUN_FAILED;
+	}
 	ret = parse_run_args(&opts, argc, argv);
+	if (!ret)
+		ret = build_variant(&opts, &mopt.variant, &variant_name);
+	if (!ret && access(opts.file, R_OK))
+		ret = usage_error("%s: %s", opts.file, strerror(errno));
 	if (ret)
-		return ret;
+		goto out;
 	/*
 	 * The page size should come from the model's architecture, but
 	 * pb_page_size() needs the machine up; until the backend can say it
 	 * before start, scenarios are parsed for x86-64.
 	 */
 	s = scenario_parse_file(opts.file, SCN_DEFAULT_PAGE_SIZE, stderr);
+	ret = EXIT_USAGE;
 	if (!s)
-		return EXIT_USAGE;
+		goto out;
 
 	mopt.memory_bytes = opts.memory;
+	mopt.variant_name = variant_name;
 	b = model_backend_create(&mopt);
+	ret = SCN_RUN_FAILED;
 	if (!b) {
 		fprintf(stderr, "ptebatch: out of memory\n");
-		scenario_free(s);
-		return SCN_RUN_FAILED;
+		goto out;
 	}
-	b->variant = opts.variant;
 	b->want_stats = opts.stats;
 	ret = scenario_run(s, b, stdout, stderr, opts.check);
 	b->ops->destroy(b);
+out:
 	scenario_free(s);
+	free(variant_name);
+	free(opts.sets);
 	return ret;
 }
 

@@ -1,0 +1,1399 @@
+/*
+ * test_batch_paths.c - the batched PTE paths through the public API, each
+ * against its per-PTE variant (struct pb_variant, mm/variant.c):
+ *
+ *   - savings: the counter deltas the batching exists for (GUP-fast pin,
+ *     write-fault reuse, zap, fork, mprotect of 1M of 64K folios);
+ *   - boundaries: what a batch must not cross or change (VMA, PMD/table,
+ *     folio, exclusivity, a live child, UNSHARE);
+ *   - named regressions: one test per batching bug of peers.md 4 and
+ *     spec-gup-fork.md 9 items 1-2 that applies to this model.
+ *
+ * Where a test runs both variants it does so in one machine on two
+ * regions (ADDR_A batched, ADDR_B per-PTE, or the other way round) and
+ * compares what pb_observe, the PTE write bits, the data and the fault
+ * counts show.  After every state-changing step the checker must be clean.
+ */
+#include <stdlib.h>
+
+#include "tests/unit/pbtest.h"
+
+#define RW (PB_PROT_READ | PB_PROT_WRITE)
+#define ADDR_C 0x30000000UL
+#define NP_1M (SZ_1M / SZ_4K)		/* 256 pages */
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* Preset @preset, then "key=value,key=value" from @sets (may be NULL). */
+static void variant(const char *preset, const char *sets)
+{
+	struct pb_variant v;
+	char buf[256], *tok, *save = NULL;
+
+	EXPECT_EQ(pb_variant_preset(preset, &v), 0);
+	if (sets) {
+		snprintf(buf, sizeof(buf), "%s", sets);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(tok, '=');
+
+			if (!EXPECT(eq))
+				continue;
+			*eq = '\0';
+			EXPECT_EQ(pb_variant_set(&v, tok, eq + 1), 0);
+		}
+	}
+	pb_set_variant(&v);
+}
+
+struct snap {
+	uint64_t v[PB_NR_STATS];
+};
+
+static void snap(struct snap *s) { pb_stats_read(s->v); }
+static uint64_t since(const struct snap *s, enum pb_stat st)
+{
+	return t_stat(st) - s->v[st];
+}
+
+static bool pae(struct pb_proc *p, unsigned long addr)
+{
+	unsigned long pfn = t_pfn(p, addr);
+
+	return pfn && PageAnonExclusive(pfn_to_page(pfn));
+}
+
+static struct folio *folio_at(struct pb_proc *p, unsigned long addr)
+{
+	return t_folio(t_pfn(p, addr));
+}
+
+/* Count the writable pages among @n from @addr. */
+static unsigned long nr_writable(struct pb_proc *p, unsigned long addr, unsigned long n)
+{
+	unsigned long i, w = 0;
+
+	for (i = 0; i < n; i++)
+		w += t_writable(p, addr + i * SZ_4K);
+	return w;
+}
+
+/* Are pages [from, to) of @addr writable exactly where @want says? */
+static bool writable_is(struct pb_proc *p, unsigned long addr, unsigned long n,
+			bool (*want)(unsigned long i))
+{
+	unsigned long i;
+	bool ok = true;
+
+	for (i = 0; i < n; i++) {
+		if (t_writable(p, addr + i * SZ_4K) != want(i)) {
+			tap_diag("page %lu at %#lx: writable %d, expected %d", i,
+				 addr + i * SZ_4K, t_writable(p, addr + i * SZ_4K), want(i));
+			ok = false;
+		}
+	}
+	return EXPECT(ok);
+}
+
+/*
+ * The same observable state: for each of @n pages, present, folio size,
+ * index in the folio, first byte and write bit agree between (p, a) and
+ * (q, b).  PFNs differ between regions and are not compared.
+ */
+static bool same_view(struct pb_proc *p, unsigned long a, struct pb_proc *q,
+		      unsigned long b, unsigned long n)
+{
+	struct pb_page_info *x = calloc(n, sizeof(*x)), *y = calloc(n, sizeof(*y));
+	unsigned long i;
+	bool ok = x && y;
+
+	if (ok) {
+		pb_observe(p, a, n, x);
+		pb_observe(q, b, n, y);
+		for (i = 0; i < n; i++) {
+			if (x[i].present != y[i].present || x[i].folio_size != y[i].folio_size ||
+			    x[i].index != y[i].index || x[i].data != y[i].data ||
+			    t_writable(p, a + i * SZ_4K) != t_writable(q, b + i * SZ_4K)) {
+				tap_diag("page %lu differs: present %d/%d size %lu/%lu index %lu/%lu "
+					 "data %#x/%#x writable %d/%d", i, x[i].present, y[i].present,
+					 x[i].folio_size, y[i].folio_size, x[i].index, y[i].index,
+					 x[i].data, y[i].data, t_writable(p, a + i * SZ_4K),
+					 t_writable(q, b + i * SZ_4K));
+				ok = false;
+				break;
+			}
+		}
+	}
+	free(x);
+	free(y);
+	return EXPECT(ok);
+}
+
+/* Store to each of @n pages and count the faults it took. */
+static unsigned long faults_to_fill(struct pb_proc *p, unsigned long addr,
+				    unsigned long n, uint8_t base)
+{
+	unsigned long f = pb_proc_faults(p);
+
+	t_fill(p, addr, n, base);
+	return pb_proc_faults(p) - f;
+}
+
+/* A fresh machine with 64K mTHP always on. */
+static bool begin64k(void)
+{
+	if (!t_begin(SZ_64M))
+		return false;
+	return EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
+}
+
+/*
+ * A 64K folio at @addr, written (0x30 + i), then shared with a child that
+ * exits: every page read-only and not PageAnonExclusive, the folio
+ * exclusive to @p again.
+ */
+static bool folio_after_fork_exit(struct pb_proc *p, unsigned long addr)
+{
+	struct pb_proc *c;
+	unsigned long i;
+
+	if (!EXPECT_EQ(pb_mmap(p, addr, SZ_64K, RW), 0) || !t_fill(p, addr, 16, 0x30))
+		return false;
+	EXPECT_EQ(t_page(p, addr).folio_size, SZ_64K);
+	c = t_fork(p);
+	t_exit(c);
+	EXPECT_CLEAN();
+	for (i = 0; i < 16; i++)
+		EXPECT(!pae(p, addr + i * SZ_4K) && !t_writable(p, addr + i * SZ_4K));
+	return t.ok;
+}
+
+/* The same for a 64K folio at each of @n addresses, with one fork+exit. */
+static bool folios_after_fork_exit(struct pb_proc *p, const unsigned long *addr,
+				   unsigned int n)
+{
+	struct pb_proc *c;
+	unsigned long i;
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		if (!EXPECT_EQ(pb_mmap(p, addr[k], SZ_64K, RW), 0) ||
+		    !t_fill(p, addr[k], 16, 0x30))
+			return false;
+		EXPECT_EQ(t_page(p, addr[k]).folio_size, SZ_64K);
+	}
+	c = t_fork(p);
+	t_exit(c);
+	EXPECT_CLEAN();
+	for (k = 0; k < n; k++)
+		for (i = 0; i < 16; i++)
+			EXPECT(!pae(p, addr[k] + i * SZ_4K) &&
+			       !t_writable(p, addr[k] + i * SZ_4K));
+	return t.ok;
+}
+
+static bool w_first4(unsigned long i) { return i < 4; }
+static bool w_none(unsigned long i) { (void)i; return false; }
+static bool w_all(unsigned long i) { (void)i; return true; }
+static bool w_first8(unsigned long i) { return i < 8; }
+static bool w_8to11(unsigned long i) { return i >= 8 && i < 12; }
+
+/* ======================================================================== */
+/* Savings                                                                   */
+/* ======================================================================== */
+
+/*
+ * Pin 1M of 64K folios (PIN|WRITE|LONGTERM): gup_batch=1 takes at most
+ * two folio_ref_atomic per folio (32), gup_batch=0 one per page (256).
+ * Both pin the same pages with the same per-folio ref/pin counts.
+ */
+static void test_save_gup_pin(void)
+{
+	const unsigned int flags = PB_FOLL_PIN | PB_FOLL_WRITE | PB_FOLL_LONGTERM;
+	struct pb_pages *pin = NULL;
+	struct page *pages[NP_1M];
+	struct pb_proc *p;
+	struct snap s;
+	unsigned long i, base[2] = { ADDR_A, ADDR_B };
+	uint64_t refs[2] = { 0, 0 };
+	int b;
+	long got;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc_map(ADDR_A, SZ_1M, RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_1M, RW), 0);
+	t_fill(p, ADDR_A, NP_1M, 0);
+	t_fill(p, ADDR_B, NP_1M, 0);
+	for (b = 0; b < 2; b++) {
+		variant("seeds", b == 0 ? "gup_batch=1" : "gup_batch=0");
+		snap(&s);
+		EXPECT_EQ(pb_gup_fast(p, base[b], NP_1M, flags, &pin), 0);
+		refs[b] = since(&s, PB_STAT_folio_ref_atomic);
+		EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), NP_1M);
+		EXPECT_EQ(since(&s, PB_STAT_gup_slow_pages), 0);
+		EXPECT_EQ(since(&s, PB_STAT_fault), 0);
+		EXPECT_CLEAN();
+		for (i = 0; i < 16; i++) {
+			struct folio *f = folio_at(p, base[b] + i * SZ_64K);
+
+			EXPECT_EQ(folio_ref_count(f), 16 + 16);
+			EXPECT_EQ(atomic_load(&f->_pincount), 16);
+		}
+		pb_pages_release(pin, false);
+		EXPECT_CLEAN();
+		/* the pinned pages, white-box, in address order */
+		got = get_user_pages_fast_flags(mm_of(p), base[b], NP_1M,
+						flags | PB_FOLL_FAST_ONLY, pages);
+		EXPECT_EQ(got, NP_1M);
+		for (i = 0; i < NP_1M && (long)i < got; i++)
+			if (!EXPECT(pages[i] == pfn_to_page(t_pfn(p, base[b] + i * SZ_4K))))
+				break;
+		if (got > 0)
+			unpin_user_pages_dirty_lock(pages, (unsigned long)got, false);
+		EXPECT_CLEAN();
+	}
+	tap_diag("pin of 1M of 64K folios: folio_ref_atomic %llu batched, %llu per PTE",
+		 (unsigned long long)refs[0], (unsigned long long)refs[1]);
+	EXPECT(refs[0] <= 32);
+	EXPECT(refs[0] >= 16);
+	EXPECT_EQ(refs[1], 256);
+	EXPECT(same_view(p, ADDR_A, p, ADDR_B, NP_1M));
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * After fork and child exit, writing every page of 1M of 64K folios
+ * takes 16 faults with wp_reuse_max=16 and 256 with 1; both reuse (no
+ * copy) and end in the same state.
+ */
+static void test_save_wp_reuse(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B }, faults[2] = { 0, 0 }, pfn[2];
+	struct pb_proc *p, *c;
+	struct snap s;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc_map(ADDR_A, SZ_1M, RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_1M, RW), 0);
+	t_fill(p, ADDR_A, NP_1M, 0x10);
+	t_fill(p, ADDR_B, NP_1M, 0x10);
+	c = t_fork(p);
+	t_exit(c);
+	EXPECT_CLEAN();
+	for (b = 0; b < 2; b++) {
+		variant("seeds", b == 0 ? "wp_reuse_max=16" : "wp_reuse_max=1");
+		pfn[b] = t_pfn(p, base[b] + 77 * SZ_4K);
+		snap(&s);
+		faults[b] = faults_to_fill(p, base[b], NP_1M, 0x20);
+		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 0);
+		EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 0);
+		EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), NP_1M);
+		EXPECT_EQ(t_pfn(p, base[b] + 77 * SZ_4K), pfn[b]);
+		EXPECT_EQ(nr_writable(p, base[b], NP_1M), NP_1M);
+		EXPECT(t_data_is(p, base[b], NP_1M, 0x20));
+		EXPECT_CLEAN();
+	}
+	EXPECT_EQ(faults[0], 16);
+	EXPECT_EQ(faults[1], 256);
+	EXPECT(same_view(p, ADDR_A, p, ADDR_B, NP_1M));
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/* munmap of 1M of 64K folios: one mapcount atomic per folio vs per page. */
+static void test_save_zap(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B };
+	uint64_t mc[2] = { 0, 0 };
+	struct pb_proc *p;
+	unsigned long frames;
+	struct snap s;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc_map(ADDR_A, SZ_1M, RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_1M, RW), 0);
+	t_fill(p, ADDR_A, NP_1M, 1);
+	t_fill(p, ADDR_B, NP_1M, 1);
+	for (b = 0; b < 2; b++) {
+		variant("upstream", b == 0 ? "zap_batch=1" : "zap_batch=0");
+		frames = pb_frames_in_use();
+		snap(&s);
+		EXPECT_EQ(pb_munmap(p, base[b], SZ_1M), 0);
+		mc[b] = since(&s, PB_STAT_mapcount_atomic);
+		EXPECT_CLEAN();
+		/* every folio freed (256 frames; the empty PTE table may stay) */
+		EXPECT(frames - pb_frames_in_use() >= NP_1M);
+		EXPECT(!t_page(p, base[b]).present);
+	}
+	EXPECT_EQ(mc[0], 16);
+	EXPECT_EQ(mc[1], 256);
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/* fork of 1M of 64K folios: 16 vs 256 mapcount atomics, same sharing. */
+static void test_save_fork(void)
+{
+	struct pb_proc *p, *c[2];
+	uint64_t mc[2] = { 0, 0 };
+	unsigned long i;
+	struct snap s;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc_map(ADDR_A, SZ_1M, RW);
+	t_fill(p, ADDR_A, NP_1M, 2);
+	for (b = 0; b < 2; b++) {
+		variant("upstream", b == 0 ? "fork_batch=1" : "fork_batch=0");
+		snap(&s);
+		c[b] = t_fork(p);
+		mc[b] = since(&s, PB_STAT_mapcount_atomic);
+		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 0);
+		EXPECT_CLEAN();
+		for (i = 0; i < NP_1M; i++)
+			if (!EXPECT_EQ(t_pfn(c[b], ADDR_A + i * SZ_4K), t_pfn(p, ADDR_A + i * SZ_4K)))
+				break;
+		EXPECT_EQ(nr_writable(c[b], ADDR_A, NP_1M), 0);
+		EXPECT_EQ(nr_writable(p, ADDR_A, NP_1M), 0);
+		EXPECT(t_data_is(c[b], ADDR_A, NP_1M, 2));
+	}
+	EXPECT_EQ(mc[0], 16);
+	EXPECT_EQ(mc[1], 256);
+	EXPECT(same_view(c[0], ADDR_A, c[1], ADDR_A, NP_1M));
+	t_exit(c[0]);
+	t_exit(c[1]);
+	EXPECT_CLEAN();
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * mprotect RO then RW of 1M of 64K folios: in both variants every page is
+ * writable again (no fault on rewrite) and the results agree.  Batching
+ * never costs more entry accesses.  It cannot save any on x86-64: every
+ * PTE is still read once (ptep_get or the batch scan) and cleared and
+ * set once (modify_prot_start/commit), and pte_batch_hint() is 1 - the
+ * entry-access saving is arm64 contpte's, where a ptep_get() reads the
+ * 16 entries of a block.  The counters show 518 pte_read for both.
+ */
+static void test_save_mprotect(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B };
+	uint64_t reads[2] = { 0, 0 }, writes[2] = { 0, 0 };
+	struct pb_proc *p;
+	struct snap s;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc_map(ADDR_A, SZ_1M, RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_1M, RW), 0);
+	t_fill(p, ADDR_A, NP_1M, 3);
+	t_fill(p, ADDR_B, NP_1M, 3);
+	for (b = 0; b < 2; b++) {
+		variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
+		snap(&s);
+		EXPECT_EQ(pb_mprotect(p, base[b], SZ_1M, PB_PROT_READ), 0);
+		EXPECT_EQ(pb_mprotect(p, base[b], SZ_1M, RW), 0);
+		reads[b] = since(&s, PB_STAT_pte_read);
+		writes[b] = since(&s, PB_STAT_pte_write);
+		EXPECT_CLEAN();
+		EXPECT_EQ(nr_writable(p, base[b], NP_1M), NP_1M);
+		EXPECT_EQ(faults_to_fill(p, base[b], NP_1M, 4), 0);
+		EXPECT(t_data_is(p, base[b], NP_1M, 4));
+	}
+	tap_diag("mprotect RO+RW of 1M of 64K folios: pte_read %llu batched, %llu per PTE",
+		 (unsigned long long)reads[0], (unsigned long long)reads[1]);
+	EXPECT(reads[0] <= reads[1]);
+	EXPECT(writes[0] <= writes[1]);
+	EXPECT(reads[0] >= NP_1M * 2);		/* each PTE read once per mprotect */
+	EXPECT(same_view(p, ADDR_A, p, ADDR_B, NP_1M));
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/* ======================================================================== */
+/* Boundaries: GUP-fast                                                      */
+/* ======================================================================== */
+
+/*
+ * A read-only pin of pages 2..9 of a 64K folio whose pages 0..3 are
+ * exclusive (written after fork+exit with wp_reuse_max=1) and 4..15 not:
+ * GUP-fast takes 2 and 3, the slow path unshares 4..9.  Unsharing copies:
+ * the pins GUP-fast already took on pages 2,3 are references beyond the
+ * mappings, so wp_can_reuse_anon_folio() (refcount == mapcount) says no,
+ * as in the kernel.  The pinned pages are exclusive afterwards and stay
+ * read-only.  Same result with and without gup_batch.
+ */
+static void test_gup_ro_pin_mixed_exclusive(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B }, i, pfn0;
+	struct pb_pages *pin = NULL;
+	struct pb_proc *p;
+	struct snap s;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	if (!folios_after_fork_exit(p, base, 2))
+		goto exit;
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		variant("seeds", b == 0 ? "gup_batch=1,wp_reuse_max=1" : "gup_batch=0,wp_reuse_max=1");
+		EXPECT_EQ(faults_to_fill(p, a, 4, 0x40), 4);
+		EXPECT(writable_is(p, a, 16, w_first4));
+		pfn0 = t_pfn(p, a);
+		snap(&s);
+		EXPECT_EQ(pb_gup_fast(p, a + 2 * SZ_4K, 8, PB_FOLL_PIN, &pin), 0);
+		EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), 2);
+		EXPECT_EQ(since(&s, PB_STAT_gup_slow_pages), 6);
+		EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 6);
+		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 6);
+		EXPECT_CLEAN();
+		for (i = 0; i < 16; i++) {
+			EXPECT_EQ(pae(p, a + i * SZ_4K), i < 10);
+			EXPECT_EQ(t_page(p, a + i * SZ_4K).folio_size,
+				  i >= 4 && i < 10 ? SZ_4K : SZ_64K);
+		}
+		EXPECT(writable_is(p, a, 16, w_first4));	/* unshare never write-enables */
+		EXPECT_EQ(t_pfn(p, a), pfn0);
+		EXPECT(t_data_is(p, a + 4 * SZ_4K, 12, 0x34));
+		pb_pages_release(pin, false);
+		EXPECT_CLEAN();
+	}
+	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+exit:
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Named: "Wrong first page in a batch" (spec-gup-fork.md 9.2) for GUP.
+ * All 16 PTEs read-only (mprotect RO after pages 0..3 became exclusive),
+ * so one GUP-fast batch covers pages 2..9 and only gup_unshared_pages()
+ * can cut it.  Counting exclusivity from the folio's head (pages 0..3
+ * exclusive) instead of the run's first page would pin non-exclusive
+ * pages 4 and 5 from GUP-fast.  The converse: pages 8..11 exclusive, the
+ * head not - a head-based count would refuse the whole run.
+ */
+static void test_bug_gup_wrong_first_page(void)
+{
+	struct pb_pages *pin = NULL;
+	struct pb_proc *p;
+	struct snap s;
+	unsigned long i;
+
+	if (!begin64k())
+		goto out;
+	variant("seeds", "wp_reuse_max=1");
+	p = t_proc();
+	if (!folio_after_fork_exit(p, ADDR_A) || !folio_after_fork_exit(p, ADDR_B))
+		goto exit;
+	t_fill(p, ADDR_A, 4, 0x41);			/* pages 0..3 exclusive */
+	t_fill(p, ADDR_B + 8 * SZ_4K, 4, 0x42);		/* pages 8..11 exclusive */
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_64K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_B, SZ_64K, PB_PROT_READ), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(nr_writable(p, ADDR_A, 16) + nr_writable(p, ADDR_B, 16), 0);
+	EXPECT(pae(p, ADDR_A) && !pae(p, ADDR_A + 4 * SZ_4K));
+	EXPECT(!pae(p, ADDR_B) && pae(p, ADDR_B + 8 * SZ_4K));
+
+	snap(&s);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 2 * SZ_4K, 8, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), 2);
+	EXPECT_EQ(since(&s, PB_STAT_gup_slow_pages), 6);
+	EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 6);
+	EXPECT_CLEAN();
+	for (i = 2; i < 10; i++)	/* every pinned page exclusive (per page, not head) */
+		EXPECT(pae(p, ADDR_A + i * SZ_4K));
+	pb_pages_release(pin, false);
+
+	snap(&s);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_B + 8 * SZ_4K, 4, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), 4);
+	EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 0);
+	EXPECT_EQ(since(&s, PB_STAT_folio_ref_atomic), 2);	/* one run: first grab + bulk */
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_CLEAN();
+exit:
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Named: shadow-stack/RO mixing (seed GUP-fast v2 patch 2/4,
+ * spec-gup-fork.md 3.4 and 9.1).  White-box: PTE 0 of a read-only,
+ * non-exclusive 64K folio becomes a shadow-stack entry (RW=0/Dirty=1,
+ * pte_write() true; its page marked exclusive so the entry is legal).  A
+ * R/O GUP-fast pin starting there skips the unshare check for the first
+ * PTE (it "is writable"); if the batch also took PTEs 1..15 it would pin
+ * non-exclusive pages.  GUP-fast must return just page 0.  The state is
+ * restored before the checker runs.
+ */
+static void test_bug_gup_shadow_stack_mixing(void)
+{
+	struct page *pages[16];
+	struct vm_area_struct *vma;
+	struct pb_proc *p;
+	pte_t *ptep, saved;
+	long got, i;
+
+	if (!begin64k())
+		goto out;
+	variant("seeds", NULL);
+	p = t_proc();
+	if (!folio_after_fork_exit(p, ADDR_A))
+		goto exit;
+	ptep = pte_offset(pmdp_get(walk_to_pmd(mm_of(p), ADDR_A)), ADDR_A);
+	vma = vma_lookup(mm_of(p), ADDR_A);
+	saved = ptep_get(ptep);
+	vma->vm_flags |= VM_SHADOW_STACK;
+	SetPageAnonExclusive(pte_page(saved));
+	set_pte(ptep, pte_mkwrite_shstk(saved));
+	EXPECT(pte_shstk(ptep_get(ptep)));
+
+	got = get_user_pages_fast_flags(mm_of(p), ADDR_A, 16,
+					PB_FOLL_PIN | PB_FOLL_FAST_ONLY, pages);
+	EXPECT_EQ(got, 1);
+	for (i = 0; i < got; i++)
+		if (!PageAnonExclusive(pages[i]))
+			tap_diag("GUP-fast pinned non-exclusive page %ld", i);
+	if (got > 0)
+		unpin_user_pages_dirty_lock(pages, (unsigned long)got, false);
+
+	set_pte(ptep, saved);
+	ClearPageAnonExclusive(pte_page(saved));
+	vma->vm_flags &= ~VM_SHADOW_STACK;
+	EXPECT_CLEAN();
+exit:
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/* ======================================================================== */
+/* Boundaries: VMA, PMD, page table                                         */
+/* ======================================================================== */
+
+/*
+ * mprotect RO of pages 4..11 inside a 64K folio: the VMA boundaries cut
+ * the batch - pages 0..3 and 12..15 stay writable, a store to page 5
+ * fails; mprotect RW of 4..11 makes them writable again without faults.
+ * Same with mprotect_batch 0 and 1.
+ */
+static bool w_outside_4to11(unsigned long i) { return i < 4 || i >= 12; }
+
+static void test_mprotect_partial_folio(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B };
+	struct pb_proc *p;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
+		EXPECT_EQ(pb_mmap(p, a, SZ_64K, RW), 0);
+		t_fill(p, a, 16, 0x50);
+		EXPECT_EQ(pb_mprotect(p, a + 4 * SZ_4K, SZ_32K, PB_PROT_READ), 0);
+		EXPECT_CLEAN();
+		EXPECT(writable_is(p, a, 16, w_outside_4to11));
+		EXPECT_EQ(pb_store(p, 0, a + 5 * SZ_4K, 1), -EFAULT);
+		EXPECT_EQ(pb_store(p, 0, a + 11 * SZ_4K, 1), -EFAULT);
+		EXPECT_EQ(faults_to_fill(p, a, 4, 0x60), 0);
+		EXPECT_EQ(faults_to_fill(p, a + 12 * SZ_4K, 4, 0x6c), 0);
+		EXPECT_EQ(pb_mprotect(p, a + 4 * SZ_4K, SZ_32K, RW), 0);
+		EXPECT_CLEAN();
+		EXPECT(writable_is(p, a, 16, w_all));
+		EXPECT_EQ(faults_to_fill(p, a, 16, 0x60), 0);
+		EXPECT_EQ(t_page(p, a + 15 * SZ_4K).folio_size, SZ_64K);
+		EXPECT_CLEAN();
+	}
+	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * mremap of the second half of a 64K folio to 16K below a 2M boundary:
+ * pages 8..11 in the last slots of one table, 12..15 in the next.
+ * GUP-fast, mprotect, fork and zap (seeds: all batched) over it.
+ */
+static void test_mremap_half_folio_across_pmd(void)
+{
+	const unsigned long dst = ADDR_B + SZ_2M - SZ_16K;
+	struct page *pages[8];
+	struct pb_proc *p, *c;
+	struct folio *folio;
+	unsigned long i;
+	struct snap s;
+	long got;
+
+	if (!begin64k())
+		goto out;
+	variant("seeds", NULL);
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	t_fill(p, ADDR_A, 16, 0x70);
+	folio = folio_at(p, ADDR_A);
+	EXPECT_EQ(pb_mremap(p, ADDR_A + SZ_32K, SZ_32K, dst), 0);
+	EXPECT_CLEAN();
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(t_pfn(p, dst + i * SZ_4K), folio_pfn(folio) + 8 + i);
+	EXPECT(t_data_is(p, dst, 8, 0x78));
+
+	/* GUP-fast */
+	got = get_user_pages_fast_flags(mm_of(p), dst, 8,
+					PB_FOLL_PIN | PB_FOLL_WRITE | PB_FOLL_FAST_ONLY, pages);
+	EXPECT_EQ(got, 8);
+	for (i = 0; i < 8 && (long)i < got; i++)
+		EXPECT(pages[i] == folio_page(folio, 8 + i));
+	if (got > 0)
+		unpin_user_pages_dirty_lock(pages, (unsigned long)got, false);
+	EXPECT_EQ(atomic_load(&folio->_pincount), 0);
+	EXPECT_CLEAN();
+	/* mprotect: RO everywhere, then RW again without faults */
+	EXPECT_EQ(pb_mprotect(p, dst, SZ_32K, PB_PROT_READ), 0);
+	EXPECT_CLEAN();
+	EXPECT(writable_is(p, dst, 8, w_none));
+	EXPECT(writable_is(p, ADDR_A, 8, w_all));
+	EXPECT_EQ(pb_mprotect(p, dst, SZ_32K, RW), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(faults_to_fill(p, dst, 8, 0x88), 0);
+	/* fork */
+	snap(&s);
+	c = t_fork(p);
+	EXPECT_CLEAN();
+	EXPECT_EQ(since(&s, PB_STAT_mapcount_atomic), 3);	/* runs: 0..7, 8..11, 12..15 */
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(t_pfn(c, dst + i * SZ_4K), folio_pfn(folio) + 8 + i);
+	EXPECT(t_data_is(c, dst, 8, 0x88));
+	EXPECT_EQ(folio_large_mapcount(folio), 32);
+	/* zap in the child, then the parent's moved half */
+	EXPECT_EQ(pb_munmap(c, dst, SZ_32K), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(folio_large_mapcount(folio), 24);
+	t_exit(c);
+	EXPECT_EQ(pb_munmap(p, dst, SZ_32K), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(folio_large_mapcount(folio), 8);
+	EXPECT(t_data_is(p, ADDR_A, 8, 0x70));
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Named: out-of-bounds PTE-table read when a folio starts at the last
+ * slot(s) of a table (peers.md 4, Lance Yang's folio_unmap_pte_batch fix).
+ * A 64K folio moved to 16K and to 4K below a 2M boundary, then GUP-fast,
+ * mprotect, fork and zap with every batch on: results exact, checker clean.
+ */
+static void oob_case(unsigned long below)
+{
+	const unsigned long dst = ADDR_B + SZ_2M - below;
+	struct page *pages[16];
+	struct pb_pages *pin = NULL;
+	struct pb_proc *p, *c;
+	struct folio *folio;
+	unsigned long i;
+	uint64_t reads;
+	long got;
+
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	t_fill(p, ADDR_A, 16, 0x11);
+	folio = folio_at(p, ADDR_A);
+	EXPECT_EQ(pb_mremap(p, ADDR_A, SZ_64K, dst), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(pte_index(dst), PTRS_PER_PTE - below / SZ_4K);
+	/*
+	 * Entry loads of GUP-fast: each PTE once, one PTE re-check per run,
+	 * the PMD once per table and once per run: 16 + 2 + 2 + 2.  A batch
+	 * that read past slot 511 would load one more.
+	 */
+	reads = t_stat(PB_STAT_pte_read);
+	got = get_user_pages_fast_flags(mm_of(p), dst, 16, PB_FOLL_GET | PB_FOLL_FAST_ONLY,
+					pages);
+	EXPECT_EQ(t_stat(PB_STAT_pte_read) - reads, 16 + 2 + 2 + 2);
+	EXPECT_EQ(got, 16);
+	for (i = 0; i < 16 && (long)i < got; i++)
+		EXPECT(pages[i] == folio_page(folio, i));
+	if (got > 0)
+		put_user_pages_refs(pages, (unsigned long)got);
+	EXPECT_EQ(folio_ref_count(folio), 16);
+	EXPECT_EQ(pb_gup_fast(p, dst, 16, PB_FOLL_PIN | PB_FOLL_WRITE, &pin), 0);
+	EXPECT_EQ(atomic_load(&folio->_pincount), 16);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, true);
+	EXPECT_CLEAN();
+	EXPECT_EQ(pb_mprotect(p, dst, SZ_64K, PB_PROT_READ), 0);
+	EXPECT_CLEAN();
+	EXPECT(writable_is(p, dst, 16, w_none));
+	EXPECT_EQ(pb_mprotect(p, dst, SZ_64K, RW), 0);
+	EXPECT_CLEAN();
+	EXPECT(writable_is(p, dst, 16, w_all));
+	c = t_fork(p);
+	EXPECT_CLEAN();
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(t_pfn(c, dst + i * SZ_4K), folio_pfn(folio) + i);
+	EXPECT_EQ(folio_large_mapcount(folio), 32);
+	t_exit(c);
+	EXPECT_CLEAN();
+	EXPECT_EQ(folio_large_mapcount(folio), 16);
+	EXPECT(t_data_is(p, dst, 16, 0x11));
+	EXPECT_EQ(pb_munmap(p, dst, SZ_64K), 0);
+	EXPECT_CLEAN();
+	t_exit(p);
+}
+
+static void test_bug_oob_table_read(void)
+{
+	if (begin64k()) {
+		variant("seeds", NULL);
+		oob_case(SZ_16K);
+		oob_case(SZ_4K);
+	}
+	t_finish();
+}
+
+/* ======================================================================== */
+/* Boundaries: write-fault reuse                                             */
+/* ======================================================================== */
+
+/*
+ * Pages of another folio in the window (after mremap) are never made
+ * writable.  Folio X at ADDR_A, Y after it; a child keeps Y shared and
+ * unmaps X; the parent moves X's second half away and Y's second half
+ * into the hole.  A write to X's page 0 (wp_reuse_max=16) makes X's
+ * pages 0..7 writable, not Y's pages 8..15 in the same window; a store
+ * there copies and the child keeps its data.
+ */
+static void test_wp_reuse_other_folio_in_window(void)
+{
+	struct pb_proc *p, *c;
+	struct folio *x, *y;
+	struct snap s;
+	unsigned long i;
+
+	if (!begin64k())
+		goto out;
+	variant("seeds", "wp_reuse_max=16");
+	p = t_proc_map(ADDR_A, 2 * SZ_64K, RW);
+	t_fill(p, ADDR_A, 32, 0x20);
+	x = folio_at(p, ADDR_A);
+	y = folio_at(p, ADDR_A + SZ_64K);
+	c = t_fork(p);
+	EXPECT_EQ(pb_munmap(c, ADDR_A, SZ_64K), 0);
+	EXPECT_EQ(pb_mremap(p, ADDR_A + SZ_32K, SZ_32K, ADDR_C), 0);
+	EXPECT_EQ(pb_mremap(p, ADDR_A + SZ_64K + SZ_32K, SZ_32K, ADDR_A + SZ_32K), 0);
+	EXPECT_CLEAN();
+	for (i = 0; i < 8; i++) {
+		EXPECT_EQ(t_pfn(p, ADDR_A + i * SZ_4K), folio_pfn(x) + i);
+		EXPECT_EQ(t_pfn(p, ADDR_A + (8 + i) * SZ_4K), folio_pfn(y) + 8 + i);
+	}
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x99), 0);
+	EXPECT_EQ(since(&s, PB_STAT_fault_wp_reuse), 1);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 8);
+	EXPECT_CLEAN();
+	EXPECT(writable_is(p, ADDR_A, 16, w_first8));
+	for (i = 8; i < 16; i++)
+		EXPECT(!pae(p, ADDR_A + i * SZ_4K));
+	EXPECT(writable_is(p, ADDR_C, 8, w_none));	/* X's other half: other VMA */
+	/* Y is shared with the child: a store copies */
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 9 * SZ_4K, 0xaa), 0);
+	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 1);
+	EXPECT(t_data_is(c, ADDR_A + SZ_64K, 16, 0x30));
+	EXPECT_EQ(folio_at(c, ADDR_A + SZ_64K + 9 * SZ_4K), y);
+	EXPECT_CLEAN();
+	t_exit(c);
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Another folio's page inside the window, in the same VMA and table: a
+ * COW copy.  Page 8 of folio X was copied (small folio Z) while a child
+ * lived; a second child keeps only Z mapped.  A write to page 0 reuses
+ * X's other 15 pages; PTE 8 maps Z, not X's page 8, and Z is shared with
+ * the live child: it must stay read-only (wp_reuse_pte_qualifies' PFN
+ * check), and a store there copies.
+ */
+static void test_wp_reuse_cow_copy_in_window(void)
+{
+	struct pb_proc *p, *c;
+	struct folio *x, *z;
+	struct snap s;
+	unsigned long i;
+
+	if (!begin64k())
+		return;
+	variant("seeds", "wp_reuse_max=16");
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	t_fill(p, ADDR_A, 16, 0x30);
+	x = folio_at(p, ADDR_A);
+	c = t_fork(p);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * SZ_4K, 0x88), 0);
+	t_exit(c);
+	z = folio_at(p, ADDR_A + 8 * SZ_4K);
+	EXPECT(z != x && folio_nr_pages(z) == 1);
+	c = t_fork(p);
+	EXPECT_EQ(pb_munmap(c, ADDR_A, SZ_32K), 0);
+	EXPECT_EQ(pb_munmap(c, ADDR_A + 9 * SZ_4K, 7 * SZ_4K), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(folio_at(c, ADDR_A + 8 * SZ_4K), z);
+	EXPECT_EQ(nr_writable(p, ADDR_A, 16), 0);
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x99), 0);
+	EXPECT_EQ(since(&s, PB_STAT_fault_wp_reuse), 1);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 15);
+	EXPECT_CLEAN();
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(t_writable(p, ADDR_A + i * SZ_4K), i != 8);
+	EXPECT(!PageAnonExclusive(folio_page(z, 0)));
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * SZ_4K, 0x77), 0);
+	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 1);
+	EXPECT(t_data_is(c, ADDR_A + 8 * SZ_4K, 1, 0x88));
+	EXPECT_CLEAN();
+	t_exit(c);
+	t_exit(p);
+	t_finish();
+}
+
+/*
+ * Reuse through the faulting page's own PageAnonExclusive says nothing of
+ * the other pages: with the folio pinned and shared with a live child,
+ * only exclusive pages may become writable.  Page 3 is made exclusive by
+ * a R/O pin (unshare) and stays pinned; fork copies it for the child and
+ * shares the rest.  A write to page 3 reuses that one PTE; the shared
+ * neighbours stay read-only and the child never sees the parent's stores.
+ */
+static void test_wp_reuse_only_exclusive_when_folio_shared(void)
+{
+	struct pb_pages *pin = NULL;
+	struct pb_proc *p, *c;
+	struct snap s;
+	unsigned long i;
+
+	if (!begin64k())
+		return;
+	variant("seeds", "wp_reuse_max=16");
+	p = t_proc();
+	if (!folio_after_fork_exit(p, ADDR_A))
+		goto exit;
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 3 * SZ_4K, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT(pae(p, ADDR_A + 3 * SZ_4K));
+	c = t_fork(p);
+	EXPECT_CLEAN();
+	EXPECT(t_pfn(c, ADDR_A + 3 * SZ_4K) != t_pfn(p, ADDR_A + 3 * SZ_4K));
+	EXPECT_EQ(t_pfn(c, ADDR_A + 4 * SZ_4K), t_pfn(p, ADDR_A + 4 * SZ_4K));
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 3 * SZ_4K, 0x99), 0);
+	EXPECT_EQ(since(&s, PB_STAT_fault_wp_reuse), 1);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 1);
+	EXPECT_CLEAN();
+	for (i = 0; i < 16; i++) {
+		EXPECT_EQ(t_writable(p, ADDR_A + i * SZ_4K), i == 3);
+		EXPECT_EQ(pae(p, ADDR_A + i * SZ_4K), i == 3);
+	}
+	EXPECT_EQ(faults_to_fill(p, ADDR_A + 4 * SZ_4K, 4, 0x60), 4);
+	EXPECT(t_data_is(c, ADDR_A, 16, 0x30));
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	t_exit(c);
+	EXPECT_CLEAN();
+exit:
+	t_exit(p);
+	t_finish();
+}
+
+/*
+ * PTEs outside the VMA: after fork+exit, pages 8..15 of the folio are
+ * mprotect'ed read-only.  A write to page 0 reuses 0..7 only; the RO VMA
+ * part stays read-only and a store there is -EFAULT.  The same from the
+ * other side (pages 0..7 RO, fault in page 12).
+ */
+static void test_wp_reuse_stays_in_vma(void)
+{
+	struct pb_proc *p;
+	struct snap s;
+
+	if (!begin64k())
+		goto out;
+	variant("seeds", "wp_reuse_max=16");
+	p = t_proc();
+	if (!folio_after_fork_exit(p, ADDR_A) || !folio_after_fork_exit(p, ADDR_B))
+		goto exit;
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + SZ_32K, SZ_32K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_B, SZ_32K, PB_PROT_READ), 0);
+	EXPECT_CLEAN();
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 8);
+	EXPECT_CLEAN();
+	EXPECT(writable_is(p, ADDR_A, 16, w_first8));
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * SZ_4K, 1), -EFAULT);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 15 * SZ_4K, 1), -EFAULT);
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_B + 12 * SZ_4K, 1), 0);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 8);
+	EXPECT_CLEAN();
+	EXPECT_EQ(nr_writable(p, ADDR_B, 8), 0);
+	EXPECT_EQ(nr_writable(p, ADDR_B + SZ_32K, 8), 8);
+	EXPECT_EQ(pb_store(p, 0, ADDR_B + 7 * SZ_4K, 1), -EFAULT);
+	EXPECT_CLEAN();
+exit:
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * A folio still shared with a live child: copy, not reuse; the other PTEs
+ * stay read-only, the child's data unchanged.
+ */
+static void test_wp_reuse_live_child_copies(void)
+{
+	struct pb_proc *p, *c;
+	unsigned long pfn0;
+	struct snap s;
+
+	if (!begin64k())
+		goto out;
+	variant("seeds", "wp_reuse_max=16");
+	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	t_fill(p, ADDR_A, 16, 0x30);
+	pfn0 = t_pfn(p, ADDR_A);
+	c = t_fork(p);
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x99), 0);
+	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 1);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 0);
+	EXPECT_CLEAN();
+	EXPECT(t_pfn(p, ADDR_A) != pfn0);
+	EXPECT_EQ(nr_writable(p, ADDR_A, 16), 1);
+	EXPECT_EQ(nr_writable(c, ADDR_A, 16), 0);
+	EXPECT_EQ(faults_to_fill(p, ADDR_A + SZ_4K, 15, 0x51), 15);
+	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 16);
+	EXPECT(t_data_is(c, ADDR_A, 16, 0x30));
+	EXPECT_CLEAN();
+	t_exit(c);
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Pages beyond the folio: 16K folios with a 16-PTE window - one reuse
+ * fault per folio (4 PTEs), the next folio in the window stays
+ * read-only.  And 64K folios with a 32-PTE window: one fault per folio.
+ */
+static void test_wp_reuse_stops_at_folio(void)
+{
+	struct pb_proc *p, *c;
+	struct snap s;
+	unsigned long i;
+
+	if (!t_begin(SZ_64M))
+		goto out;
+	EXPECT_EQ(pb_set_thp_policy(SZ_16K, PB_THP_ALWAYS), 0);
+	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_NEVER), 0);
+	variant("seeds", "wp_reuse_max=16");
+	p = t_proc_map(ADDR_A, 64 * SZ_4K, RW);
+	t_fill(p, ADDR_A, 64, 1);
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_16K);
+	c = t_fork(p);
+	t_exit(c);
+	snap(&s);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 2), 0);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 4);
+	EXPECT(writable_is(p, ADDR_A, 16, w_first4));
+	EXPECT_CLEAN();
+	EXPECT_EQ(faults_to_fill(p, ADDR_A, 64, 3), 15);	/* 16 folios, one done */
+	EXPECT_CLEAN();
+	t_exit(p);
+	/* 64K folios, 32-PTE window */
+	EXPECT_EQ(pb_set_thp_policy(SZ_16K, PB_THP_NEVER), 0);
+	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
+	variant("seeds", "wp_reuse_max=32");
+	p = t_proc_map(ADDR_B, SZ_1M, RW);
+	t_fill(p, ADDR_B, NP_1M, 1);
+	c = t_fork(p);
+	t_exit(c);
+	EXPECT_EQ(pb_store(p, 0, ADDR_B, 2), 0);
+	for (i = 16; i < 32; i++)
+		EXPECT(!t_writable(p, ADDR_B + i * SZ_4K));
+	EXPECT_EQ(nr_writable(p, ADDR_B, 16), 16);
+	EXPECT_CLEAN();
+	EXPECT_EQ(faults_to_fill(p, ADDR_B, NP_1M, 3), 15);
+	EXPECT_CLEAN();
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Reuse on UNSHARE never write-enables: a R/O pin of a previously shared
+ * page (fork+exit) unshares it by marking it exclusive, no copy; the
+ * page and its neighbours stay read-only and stores to them still fault.
+ */
+static void test_wp_reuse_unshare_never_writes(void)
+{
+	struct pb_pages *pin = NULL;
+	struct pb_proc *p;
+	struct snap s;
+	unsigned long i;
+
+	if (!begin64k())
+		goto out;
+	variant("seeds", "wp_reuse_max=16");
+	p = t_proc();
+	if (!folio_after_fork_exit(p, ADDR_A))
+		goto exit;
+	snap(&s);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 3 * SZ_4K, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 1);
+	EXPECT_EQ(since(&s, PB_STAT_folio_copy), 0);
+	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(nr_writable(p, ADDR_A, 16), 0);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(pae(p, ADDR_A + i * SZ_4K), i == 3);
+	EXPECT_EQ(faults_to_fill(p, ADDR_A + 4 * SZ_4K, 1, 0x44), 1);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_CLEAN();
+exit:
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/* ======================================================================== */
+/* Boundaries: mprotect and fork over mixed exclusivity                      */
+/* ======================================================================== */
+
+/*
+ * mprotect RO then RW over a 64K folio whose pages 0..3 are exclusive:
+ * exactly 0..3 become writable; rewriting all takes 12 faults.  Same
+ * with mprotect_batch 0 and 1.
+ */
+static void test_mprotect_mixed_exclusive(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B };
+	struct pb_proc *p;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	if (!folios_after_fork_exit(p, base, 2))
+		goto exit;
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		variant("seeds", b == 0 ? "mprotect_batch=1,wp_reuse_max=1"
+					: "mprotect_batch=0,wp_reuse_max=1");
+		t_fill(p, a, 4, 0x40);
+		EXPECT_EQ(pb_mprotect(p, a, SZ_64K, PB_PROT_READ), 0);
+		EXPECT_CLEAN();
+		EXPECT_EQ(pb_mprotect(p, a, SZ_64K, RW), 0);
+		EXPECT_CLEAN();
+		EXPECT(writable_is(p, a, 16, w_first4));
+		EXPECT_EQ(faults_to_fill(p, a, 16, 0x60), 12);
+		EXPECT_CLEAN();
+	}
+	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+exit:
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Named: "Wrong first page in a batch" for mprotect (commit_anon_folio_batch
+ * used folio_page(folio, 0), spec-fault-mprotect.md 8, cf1b80dc31a1).  The
+ * batch starts mid-folio: pages 0..3 exclusive, mprotect RW of 4..15 only
+ * - a head-based decision would make 4..15 writable (checker: writable
+ * non-exclusive).  Converse: 8..11 exclusive, head not, mprotect RW of
+ * 8..15 - a head-based decision would leave 8..11 read-only.
+ */
+static bool w_none_from4(unsigned long i) { (void)i; return false; }
+static bool w_first4_of8(unsigned long i) { return i < 4; }
+
+static void test_bug_mprotect_wrong_first_page(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B };
+	struct pb_proc *p;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		variant("seeds", b == 0 ? "mprotect_batch=1,wp_reuse_max=1"
+					: "mprotect_batch=0,wp_reuse_max=1");
+		if (!folio_after_fork_exit(p, a) || !folio_after_fork_exit(p, ADDR_C + a))
+			break;
+		/* head exclusive, batch from page 4 not */
+		t_fill(p, a, 4, 0x40);
+		EXPECT_EQ(pb_mprotect(p, a, SZ_64K, PB_PROT_READ), 0);
+		EXPECT_EQ(pb_mprotect(p, a + 4 * SZ_4K, 12 * SZ_4K, RW), 0);
+		EXPECT_CLEAN();
+		EXPECT(writable_is(p, a + 4 * SZ_4K, 12, w_none_from4));
+		EXPECT_EQ(faults_to_fill(p, a + 4 * SZ_4K, 12, 0x64), 12);
+		EXPECT_CLEAN();
+		/* head not exclusive, batch from page 8 is (8..11) */
+		t_fill(p, ADDR_C + a + 8 * SZ_4K, 4, 0x48);
+		EXPECT_EQ(pb_mprotect(p, ADDR_C + a, SZ_64K, PB_PROT_READ), 0);
+		EXPECT_EQ(pb_mprotect(p, ADDR_C + a + SZ_32K, SZ_32K, RW), 0);
+		EXPECT_CLEAN();
+		EXPECT(writable_is(p, ADDR_C + a + SZ_32K, 8, w_first4_of8));
+		EXPECT(writable_is(p, ADDR_C + a, 16, w_8to11));
+		EXPECT_EQ(faults_to_fill(p, ADDR_C + a + SZ_32K, 8, 0x68), 4);
+		EXPECT_CLEAN();
+	}
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Named: a batch committed with write permission stamped onto read-only
+ * neighbours (the mremap FPB_RESPECT_WRITE fix, 29f40594a281 class;
+ * spec-gup-fork.md 9.1).  With MADV_DONTFORK on pages 0..7 during fork,
+ * the parent keeps 0..7 exclusive and writable while 8..15 are shared
+ * read-only with the live child - in one VMA after MADV_DOFORK.  mprotect
+ * RO then RW must give write back to 0..7 only; 8..15 stay read-only
+ * because their pages are shared, a store copies and the child keeps its
+ * data.
+ */
+static void test_bug_write_stamped_on_shared(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B };
+	struct pb_proc *p, *c[2] = { NULL, NULL };
+	struct snap s;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	EXPECT_EQ(pb_mmap(p, ADDR_A, SZ_64K, RW), 0);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_64K, RW), 0);
+	t_fill(p, ADDR_A, 16, 0x30);
+	t_fill(p, ADDR_B, 16, 0x30);
+	EXPECT_EQ(pb_madvise(p, ADDR_A, SZ_32K, PB_MADV_DONTFORK), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_B, SZ_32K, PB_MADV_DONTFORK), 0);
+	c[0] = t_fork(p);
+	EXPECT_EQ(pb_madvise(p, ADDR_A, SZ_32K, PB_MADV_DOFORK), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_B, SZ_32K, PB_MADV_DOFORK), 0);
+	EXPECT_CLEAN();
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
+		EXPECT(writable_is(p, a, 16, w_first8));
+		EXPECT(!t_page(c[0], a).present);
+		EXPECT_EQ(t_pfn(c[0], a + 8 * SZ_4K), t_pfn(p, a + 8 * SZ_4K));
+		EXPECT(vma_lookup(mm_of(p), a)->vm_end >= a + SZ_64K);	/* one VMA */
+		EXPECT_EQ(pb_mprotect(p, a, SZ_64K, PB_PROT_READ), 0);
+		EXPECT_CLEAN();
+		EXPECT_EQ(pb_mprotect(p, a, SZ_64K, RW), 0);
+		EXPECT_CLEAN();
+		EXPECT(writable_is(p, a, 16, w_first8));
+		snap(&s);
+		EXPECT_EQ(faults_to_fill(p, a, 16, 0x50), 8);
+		EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 8);
+		EXPECT(t_data_is(c[0], a + 8 * SZ_4K, 8, 0x38));
+		EXPECT_CLEAN();
+	}
+	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+	t_exit(c[0]);
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * Named: fork without FPB_MERGE_WRITE (spec-gup-fork.md 9.1: "a R/O first
+ * PTE hides writable followers").  Page 0 read-only, 1..15 writable and
+ * exclusive; fork must write-protect all 16 in the parent, else the
+ * parent's later stores would reach the child.
+ */
+static void test_bug_fork_merge_write(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B }, i;
+	struct pb_proc *p, *c[2] = { NULL, NULL };
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		variant("seeds", b == 0 ? "fork_batch=1,wp_reuse_max=1"
+					: "fork_batch=0,wp_reuse_max=1");
+		if (!folio_after_fork_exit(p, a))
+			break;
+		t_fill(p, a + SZ_4K, 15, 0x41);
+		EXPECT(!t_writable(p, a) && nr_writable(p, a, 16) == 15);
+		c[b] = t_fork(p);
+		EXPECT_CLEAN();
+		EXPECT_EQ(nr_writable(p, a, 16), 0);
+		EXPECT_EQ(nr_writable(c[b], a, 16), 0);
+		for (i = 0; i < 16; i++) {
+			EXPECT_EQ(t_pfn(c[b], a + i * SZ_4K), t_pfn(p, a + i * SZ_4K));
+			EXPECT(!pae(p, a + i * SZ_4K));
+		}
+		EXPECT_EQ(faults_to_fill(p, a, 16, 0x70), 16);
+		EXPECT_EQ(pb_load(c[b], 0, a, &(uint8_t){ 0 }), 0);
+		EXPECT(t_data_is(c[b], a + SZ_4K, 15, 0x41));
+		EXPECT_CLEAN();
+	}
+	EXPECT(same_view(c[0], ADDR_A, c[1], ADDR_B, 16));
+	t_exit(c[0]);
+	t_exit(c[1]);
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * fork over a pinned large folio: pages 0..7 exclusive (0..3 pinned), 8..15
+ * shared.  The child gets copies of the exclusive pages (different pfns,
+ * same data) and shares 8..15; the parent's 0..7 stay writable and
+ * exclusive, and the device's writes through the pin reach the parent
+ * only.  Same with fork_batch 0 and 1.
+ */
+static void test_fork_pinned_folio(void)
+{
+	unsigned long base[2] = { ADDR_A, ADDR_B }, i;
+	struct pb_proc *p, *c[2] = { NULL, NULL };
+	struct pb_pages *pin = NULL;
+	struct snap s;
+	uint8_t v;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		variant("seeds", b == 0 ? "fork_batch=1,wp_reuse_max=1"
+					: "fork_batch=0,wp_reuse_max=1");
+		if (!folio_after_fork_exit(p, a))
+			break;
+		t_fill(p, a, 8, 0x40);
+		EXPECT_EQ(pb_gup_fast(p, a, 4, PB_FOLL_PIN | PB_FOLL_WRITE, &pin), 0);
+		EXPECT_CLEAN();
+		snap(&s);
+		c[b] = t_fork(p);
+		EXPECT_CLEAN();
+		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 8);
+		for (i = 0; i < 16; i++) {
+			unsigned long pa = t_pfn(p, a + i * SZ_4K), ca = t_pfn(c[b], a + i * SZ_4K);
+
+			if (i < 8) {
+				EXPECT(pa != ca);
+				EXPECT(pae(p, a + i * SZ_4K));
+				EXPECT(t_writable(p, a + i * SZ_4K));
+				EXPECT_EQ(t_page(c[b], a + i * SZ_4K).folio_size, SZ_4K);
+			} else {
+				EXPECT_EQ(pa, ca);
+				EXPECT(!t_writable(p, a + i * SZ_4K));
+			}
+		}
+		EXPECT(t_data_is(c[b], a, 8, 0x40));
+		EXPECT(t_data_is(c[b], a + SZ_32K, 8, 0x38));
+		pb_pages_fill(pin, 0xee);
+		EXPECT_EQ(pb_load(p, 0, a + 2 * SZ_4K, &v), 0);
+		EXPECT_EQ(v, 0xee);
+		EXPECT_EQ(pb_load(c[b], 0, a + 2 * SZ_4K, &v), 0);
+		EXPECT_EQ(v, 0x42);
+		pb_pages_release(pin, true);
+		EXPECT_CLEAN();
+	}
+	EXPECT(same_view(c[0], ADDR_A, c[1], ADDR_B, 16));
+	t_exit(c[0]);
+	t_exit(c[1]);
+	t_exit(p);
+out:
+	t_finish();
+}
+
+int main(void)
+{
+	t_isolated(test_save_gup_pin,
+		   "save/gup: pin of 1M of 64K folios - <= 32 folio_ref_atomic with gup_batch=1, 256 with 0");
+	t_isolated(test_save_wp_reuse,
+		   "save/wp-reuse: rewriting 1M of 64K folios after fork+exit - 16 faults with wp_reuse_max=16, 256 with 1");
+	t_isolated(test_save_zap,
+		   "save/zap: munmap of 1M of 64K folios - 16 mapcount atomics batched, 256 per PTE");
+	t_isolated(test_save_fork,
+		   "save/fork: fork of 1M of 64K folios - 16 mapcount atomics batched, 256 per PTE");
+	t_isolated(test_save_mprotect,
+		   "save/mprotect: RO then RW of 1M of 64K folios - no more entry accesses batched, all writable again in both");
+	t_isolated(test_gup_ro_pin_mixed_exclusive,
+		   "gup: R/O pin of pages 2..9 (0..3 exclusive) - fast takes 2,3, slow unshares 4..9; same with gup_batch 0/1");
+	t_isolated(test_bug_gup_wrong_first_page,
+		   "bug/wrong-first-page (GUP): gup_unshared_pages counts from the run's first page, not the folio head");
+	t_isolated(test_bug_gup_shadow_stack_mixing,
+		   "bug/shadow-stack: GUP-fast R/O pin never batches a shadow-stack PTE with read-only non-exclusive ones");
+	t_isolated(test_mprotect_partial_folio,
+		   "bounds/mprotect: partial mprotect inside a folio - the VMA boundary cuts the batch");
+	t_isolated(test_mremap_half_folio_across_pmd,
+		   "bounds/mremap: half a folio across a 2M boundary - GUP-fast, mprotect, fork, zap stay per table");
+	t_isolated(test_bug_oob_table_read,
+		   "bug/oob-table-read: folio starting at the last 4 / last 1 slots of a PTE table - all batched paths exact");
+	t_isolated(test_wp_reuse_other_folio_in_window,
+		   "bounds/wp-reuse: another folio's pages in the window (after mremap) stay read-only");
+	t_isolated(test_wp_reuse_cow_copy_in_window,
+		   "bounds/wp-reuse: a COW-copied page of another folio inside the window stays read-only");
+	t_isolated(test_wp_reuse_only_exclusive_when_folio_shared,
+		   "bounds/wp-reuse: reuse via the page's own exclusivity makes only exclusive pages writable");
+	t_isolated(test_wp_reuse_stays_in_vma,
+		   "bounds/wp-reuse: never crosses into a read-only VMA part of the folio (store there is -EFAULT)");
+	t_isolated(test_wp_reuse_live_child_copies,
+		   "bounds/wp-reuse: a folio shared with a live child is copied page by page, never reused");
+	t_isolated(test_wp_reuse_stops_at_folio,
+		   "bounds/wp-reuse: the window never goes past the folio (16K folios, 64K folios with a 32-PTE window)");
+	t_isolated(test_wp_reuse_unshare_never_writes,
+		   "bounds/wp-reuse: UNSHARE marks only the pinned page exclusive and makes nothing writable");
+	t_isolated(test_mprotect_mixed_exclusive,
+		   "mprotect: over mixed PageAnonExclusive only the exclusive pages become writable (12 faults on rewrite)");
+	t_isolated(test_bug_mprotect_wrong_first_page,
+		   "bug/wrong-first-page (mprotect): exclusivity is read from the batch's own first page");
+	t_isolated(test_bug_write_stamped_on_shared,
+		   "bug/write-stamp: mprotect batch never makes a PTE of a page shared with a live child writable");
+	t_isolated(test_bug_fork_merge_write,
+		   "bug/fork-merge-write: a read-only first PTE does not hide writable followers from fork's wrprotect");
+	t_isolated(test_fork_pinned_folio,
+		   "fork: over a pinned large folio copies the exclusive pages, shares the rest (fork_batch 0 and 1)");
+	return tap_done();
+}

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "scenario/compare.h"
+#include "scenario/record.h"
 #include "scenario/scenario.h"
 
 /* ---- the reader ------------------------------------------------------- */
@@ -707,24 +708,6 @@ differ(const struct cmp *c, const struct rec_stmt *st, int base_line,
 	return 1;
 }
 
-static void size_text(char *buf, size_t size, unsigned long bytes)
-{
-	static const struct {
-		unsigned int shift;
-		char unit;
-	} units[] = { { 30, 'G' }, { 20, 'M' }, { 10, 'K' } };
-	size_t i;
-
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (bytes && bytes % (1UL << units[i].shift) == 0) {
-			snprintf(buf, size, "%lu%c", bytes >> units[i].shift,
-				 units[i].unit);
-			return;
-		}
-	}
-	snprintf(buf, size, "%lu", bytes);
-}
-
 /* One page as a snapshot line would show it alone. */
 static const char *page_text(char *buf, size_t size, const struct record *r,
 			     const struct rec_page *pg)
@@ -739,7 +722,7 @@ static const char *page_text(char *buf, size_t size, const struct record *r,
 		snprintf(buf + n, size - n, "absent");
 		return buf;
 	}
-	size_text(sz, sizeof(sz), pg->size);
+	record_size_text(sz, sizeof(sz), pg->size);
 	snprintf(buf + n, size - n, "present size %s index %lu frame %" PRIu64
 		 " data 0x%02x", sz, pg->index, pg->frame, pg->data);
 	return buf;

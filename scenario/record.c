@@ -241,7 +241,8 @@ static unsigned long find_run(const struct snap_page *pg, unsigned long nr,
 	return len;
 }
 
-static void print_size(FILE *out, unsigned long bytes)
+/* A folio size in the largest unit that divides it: 4K, 64K, 2M, 1G. */
+const char *record_size_text(char *buf, size_t size, unsigned long bytes)
 {
 	static const struct {
 		unsigned int shift;
@@ -250,14 +251,14 @@ static void print_size(FILE *out, unsigned long bytes)
 	size_t i;
 
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		unsigned long unit = 1UL << units[i].shift;
-
-		if (bytes && bytes % unit == 0) {
-			fprintf(out, "%lu%c", bytes / unit, units[i].unit);
-			return;
+		if (bytes && bytes % (1UL << units[i].shift) == 0) {
+			snprintf(buf, size, "%lu%c", bytes >> units[i].shift,
+				 units[i].unit);
+			return buf;
 		}
 	}
-	fprintf(out, "%lu", bytes);
+	snprintf(buf, size, "%lu", bytes);
+	return buf;
 }
 
 static void print_run(FILE *out, const struct scenario *s,
@@ -265,6 +266,7 @@ static void print_run(FILE *out, const struct scenario *s,
 		      enum run_kind kind)
 {
 	const struct snap_page *last = pg + len - 1;
+	char sz[32];
 
 	fprintf(out, "%s %s 0x%07lx ", s->proc_names[pg->proc],
 		s->regions[pg->region].name, pg->off);
@@ -272,7 +274,7 @@ static void print_run(FILE *out, const struct scenario *s,
 		fputs("absent", out);
 	} else {
 		fputs("present size ", out);
-		print_size(out, pg->folio_size);
+		fputs(record_size_text(sz, sizeof(sz), pg->folio_size), out);
 		if (kind == RUN_COUNTING)
 			fprintf(out, " index %lu..%lu frame %" PRIu64 "..%" PRIu64,
 				pg->index, last->index, pg->frame, last->frame);

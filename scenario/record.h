@@ -46,6 +46,7 @@ int record_observe(FILE *out, const struct scenario *s, const struct stmt *st,
 
 /* "EFAULT" for EFAULT; "E<number>" (written to @buf) for unnamed ones. */
 const char *record_errno_name(int err, char *buf, size_t size);
+const char *record_size_text(char *buf, size_t size, unsigned long bytes);
 
 /* Run-length encoded bytes: "0x03*4096 0x09", or "-" when there are none. */
 void record_data(FILE *out, const uint8_t *data, unsigned long len);

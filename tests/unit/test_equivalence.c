@@ -51,6 +51,7 @@
 #include "scenario/compare.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "tests/capture.h"
 #include "tests/tap.h"
 
 /* The reference every other variant is compared with. */
@@ -73,30 +74,6 @@ static const struct variant_case {
 
 /* ---- helpers ---------------------------------------------------------- */
 
-struct capture {
-	char *buf;
-	size_t len;
-	FILE *f;
-};
-
-static FILE *capture_open(struct capture *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	if (!c->f) {
-		perror("open_memstream");
-		exit(1);
-	}
-	return c->f;
-}
-
-/* The text written so far; the caller frees it. */
-static char *capture_close(struct capture *c)
-{
-	fclose(c->f);
-	return c->buf;
-}
 
 static struct record *parse_record(const char *name, const char *text)
 {

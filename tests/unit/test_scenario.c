@@ -15,36 +15,13 @@
 #include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "tests/capture.h"
 #include "tests/tap.h"
 
 #define PAGE 4096UL
 
 /* ---- helpers ---------------------------------------------------------- */
 
-struct capture {
-	char *buf;
-	size_t len;
-	FILE *f;
-};
-
-static FILE *capture_open(struct capture *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	if (!c->f) {
-		perror("open_memstream");
-		exit(1);
-	}
-	return c->f;
-}
-
-/* The text written so far; the caller frees it. */
-static char *capture_close(struct capture *c)
-{
-	fclose(c->f);
-	return c->buf;
-}
 
 static struct scenario *parse(const char *text, char **err)
 {

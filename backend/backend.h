@@ -73,6 +73,13 @@ struct backend_ops {
 
 struct backend {
 	const struct backend_ops *ops;
+	/*
+	 * Set by start() when it returns -EOPNOTSUPP: why this backend cannot
+	 * run the scenario here (not root, a folio size the kernel lacks, a
+	 * folio that did not materialize).  The run is then SKIP, never PASS.
+	 * A backend may also set it and return -EOPNOTSUPP from finish().
+	 */
+	char skip_reason[256];
 	const char *variant;	/* printed in the record header */
 	const char *arch;
 	int want_stats;
@@ -89,5 +96,12 @@ struct model_options {
 };
 
 struct backend *model_backend_create(const struct model_options *opt);
+
+/* The kernel backend: the same statements on real processes of this machine. */
+struct kernel_options {
+	int verbose;			/* progress and probes on stderr */
+};
+
+struct backend *kernel_backend_create(const struct kernel_options *opt);
 
 #endif /* BACKEND_H */

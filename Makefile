@@ -27,7 +27,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE \
 	-Iinclude -I. -MMD -MP
-LDLIBS  := -lurcu -lpthread
+LDLIBS  := -lurcu -luring -lpthread
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
 MM_SRCS       := $(sort $(wildcard mm/*.c))

@@ -1019,7 +1019,8 @@ int compare_records(const struct record *base, const struct record *other,
 	struct cmp c = { base, other, rules, explain };
 	int i, n, ret;
 
-	if (base->arch && other->arch && strcmp(base->arch, other->arch))
+	if (!(rules & CMP_IGNORE_HEADER) && base->arch && other->arch &&
+	    strcmp(base->arch, other->arch))
 		return differ(&c, NULL, 1, 1, "arch %s in %s, %s in %s",
 			      base->arch, base->name, other->arch, other->name);
 	if (base->page_size != other->page_size)

@@ -115,6 +115,12 @@ enum cmp_rules {
 	 * zap batching).
 	 */
 	CMP_SAME_FRAMES = 1 << 0,
+	/*
+	 * Also let the arch in the header differ: the model and the kernel
+	 * (`ptebatch diff`) name theirs in their own words.  Parse both
+	 * records with the same explicit page size, which is still compared.
+	 */
+	CMP_IGNORE_HEADER = 1 << 1,
 };
 
 /*

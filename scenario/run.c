@@ -82,15 +82,28 @@ static void run_process_statement(const struct scenario *s, struct backend *b,
 	stmt_result_reset(&res);
 }
 
+/* start() or finish() said the backend cannot run @s here, and why. */
+static bool run_skipped(const struct scenario *s, const struct backend *b,
+			int ret, FILE *err)
+{
+	if (ret != -EOPNOTSUPP || !b->skip_reason[0])
+		return false;
+	fprintf(err, "%s: skipped on backend %s: %.*s\n", s->file,
+		b->ops->name, (int)sizeof(b->skip_reason), b->skip_reason);
+	return true;
+}
+
 int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 		 FILE *err, int check)
 {
 	struct snapshot snap = { 0 };
-	bool failed = false;
+	bool failed = false, skipped = false;
 	unsigned long violations = 0;
 	int i, ret;
 
 	ret = b->ops->start(b, s);
+	if (run_skipped(s, b, ret, err))
+		return SCN_RUN_SKIPPED;
 	if (ret) {
 		fprintf(err, "%s: backend %s could not start: %s\n", s->file,
 			b->ops->name, strerror(ret < 0 ? -ret : ret));
@@ -119,7 +132,9 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 	snapshot_free(&snap);
 
 	ret = b->ops->finish(b);
-	if (ret) {
+	if (run_skipped(s, b, ret, err)) {
+		skipped = true;
+	} else if (ret) {
 		fprintf(err, "%s: backend %s could not finish: %s\n", s->file,
 			b->ops->name, strerror(ret < 0 ? -ret : ret));
 		failed = true;
@@ -130,5 +145,7 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 	}
 	if (violations)
 		return SCN_RUN_VIOLATION;
-	return failed ? SCN_RUN_FAILED : SCN_RUN_OK;
+	if (failed)
+		return SCN_RUN_FAILED;
+	return skipped ? SCN_RUN_SKIPPED : SCN_RUN_OK;
 }

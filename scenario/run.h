@@ -13,6 +13,7 @@
 #define SCN_RUN_OK		0
 #define SCN_RUN_FAILED		1	/* the backend could not run it */
 #define SCN_RUN_VIOLATION	3	/* an invariant check failed */
+#define SCN_RUN_SKIPPED		4	/* the backend cannot run it here */
 
 /*
  * Run @s on @b: start, every statement in order (its record line on @out),
@@ -23,7 +24,10 @@
  *
  * Returns SCN_RUN_OK, SCN_RUN_FAILED, or SCN_RUN_VIOLATION when any check
  * failed (even if the run failed later: a broken invariant is the more
- * useful thing to know).
+ * useful thing to know).  When start() or finish() returns -EOPNOTSUPP
+ * with the backend's skip_reason set, the run is SCN_RUN_SKIPPED, and @err
+ * gets "FILE: skipped on backend NAME: REASON" (`ptebatch diff` reads that
+ * line); a record printed before finish() refused is then no result.
  */
 int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 		 FILE *err, int check);

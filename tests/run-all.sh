@@ -1,6 +1,6 @@
 #!/bin/sh
-# run-all.sh - run every test program in $BUILD/tests/ and the scenario
-# tests, show their TAP output, and sum it up.
+# run-all.sh - run every test program in $BUILD/tests/, the scenario
+# tests and the kernel diff, show their TAP output, and sum it up.
 #
 # Each program's output follows a "# NAME" header.  Lines "ok ..." count as
 # passed, "not ok ..." as failed, "ok ... # SKIP ..." as skipped (never as
@@ -63,6 +63,9 @@ for t in $(ls "$BUILD/tests" 2>/dev/null | LC_ALL=C sort); do
 done
 
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
+# The oracle: every scenario on this machine's kernel against the model.
+# It skips (with the reason) where the kernel backend cannot run.
+run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,1132 @@
+/*
+ * kernel.c - the kernel backend: runs a scenario on the Linux kernel of
+ * this machine, so that the model's record can be diffed against it.
+ *
+ * Every scenario process is a real process (kernel_proc.c); fork is a
+ * real fork.  This file is the coordinator: it applies the THP settings
+ * (thp_sysfs.c), places the regions exactly as the model backend does,
+ * sends each statement to the process that acts, and reads back the
+ * error and the minor faults it took.  An observe reads the processes'
+ * page tables from /proc/PID/pagemap and the folios from /proc/kpageflags;
+ * the byte at each present page is read by the process itself.
+ *
+ * What is not the model's: no cost counters (has_stats is 0), and `split`
+ * is an mprotect of one page of each PMD to another protection and back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/kernel-page-flags.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "backend/kernel_proc.h"
+#include "backend/thp_sysfs.h"
+
+/* Region placement: the model backend's, so both records name the same
+ * addresses (see model.c). */
+#define KERNEL_FIRST_ADDR (4UL << 30)
+#define KERNEL_ADDR_LIMIT (1UL << 47)
+
+#define REGION_WORDS ((SCN_MAX_REGIONS + 63) / 64)
+
+/* Pages read from pagemap, and peeked, per round trip. */
+#define OBSERVE_BATCH KPEEK_MAX
+/* kpageflags entries read at a time while walking a folio. */
+#define KPF_WINDOW 512
+/* No folio is larger than a PUD's worth of base pages. */
+#define MAX_FOLIO_PAGES (1UL << 18)
+
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+
+#define KPF(bit) (1ULL << (bit))
+
+struct kernel_proc {
+	pid_t pid;		/* 0 before fork, after exit, if fork failed */
+	uint64_t regions[REGION_WORDS];	/* the regions it has */
+};
+
+struct kernel_region {
+	unsigned long addr;
+	bool placed;
+};
+
+/* The folio last found by an observe: reused for its other pages. */
+struct kfolio {
+	uint64_t head, nr;
+};
+
+struct kernel {
+	struct backend base;
+	struct kernel_options opt;
+	const struct scenario *s;
+	bool running;
+	bool thp_applied;
+	bool have_fallback;
+	struct thp_fallback fallback;	/* the counters at start */
+	unsigned long page_size;
+	unsigned long pmd_size;
+	unsigned long cursor;	/* next free address for a region */
+	int kpf_fd;		/* /proc/kpageflags */
+	struct sigaction old_sigpipe;
+	bool sigpipe_saved;
+	int fds[SCN_MAX_PROCS][4];
+	int parent[SCN_MAX_PROCS];
+	struct kproc_env env;
+	struct kernel_proc procs[SCN_MAX_PROCS];
+	struct kernel_region regions[SCN_MAX_REGIONS];
+	struct utsname uts;
+	/* observe */
+	uint64_t pm[OBSERVE_BATCH];
+	unsigned long peek_addr[OBSERVE_BATCH];
+	uint8_t peek_byte[OBSERVE_BATCH];
+	uint64_t kpf[KPF_WINDOW];
+	struct kfolio last;
+};
+
+static struct kernel *to_kernel(struct backend *b)
+{
+	return (struct kernel *)((char *)b - offsetof(struct kernel, base));
+}
+
+static unsigned long round_up(unsigned long x, unsigned long align)
+{
+	return (x + align - 1) & ~(align - 1);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+verbose(const struct kernel *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!k->opt.verbose)
+		return;
+	fputs("kernel backend: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int __attribute__((format(printf, 2, 3)))
+skip(struct kernel *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(k->base.skip_reason, sizeof(k->base.skip_reason), fmt, ap);
+	va_end(ap);
+	return -EOPNOTSUPP;
+}
+
+/* ---- regions: as model.c places them ------------------------------------ */
+
+static bool proc_has_region(const struct kernel_proc *p, int region)
+{
+	return p->regions[region / 64] & (1ULL << (region % 64));
+}
+
+static void proc_add_region(struct kernel_proc *p, int region)
+{
+	p->regions[region / 64] |= 1ULL << (region % 64);
+}
+
+static unsigned long region_align(const struct kernel *k)
+{
+	return k->pmd_size > SCN_REGION_ALIGN ? k->pmd_size : SCN_REGION_ALIGN;
+}
+
+static int place_region(struct kernel *k, int region, unsigned long at,
+			unsigned long len)
+{
+	unsigned long align = region_align(k);
+	unsigned long base = round_up(k->cursor, align);
+
+	if (base < k->cursor || base > KERNEL_ADDR_LIMIT ||
+	    len > KERNEL_ADDR_LIMIT || at > KERNEL_ADDR_LIMIT - len ||
+	    at + len > KERNEL_ADDR_LIMIT - base)
+		return -ENOMEM;
+	k->regions[region].addr = base + at;
+	k->regions[region].placed = true;
+	k->cursor = round_up(base + at + len, align) + align;
+	return 0;
+}
+
+static unsigned long range_addr(const struct kernel *k, const struct stmt *st)
+{
+	const struct kernel_region *r = &k->regions[st->region];
+
+	return r->placed ? r->addr + st->off : st->off;
+}
+
+/* ---- talking to a process ---------------------------------------------- */
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EPIPE;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void reap(struct kernel *k, int proc)
+{
+	struct kernel_proc *p = &k->procs[proc];
+	int status;
+
+	if (p->pid > 0)
+		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	p->pid = 0;
+	close_fd(&k->fds[proc][KFD_CMD_W]);
+	close_fd(&k->fds[proc][KFD_REPLY_R]);
+}
+
+/*
+ * Read @proc's replies up to the final one.  Data messages are appended
+ * to *@data (malloc'd) when @data is given, else into @buf of @cap bytes.
+ */
+static int read_reply(struct kernel *k, int proc, struct kreply *r,
+		      uint8_t **data, unsigned long *data_len, uint8_t *buf,
+		      unsigned long cap)
+{
+	int fd = k->fds[proc][KFD_REPLY_R];
+	unsigned long have = 0;
+	int ret;
+
+	for (;;) {
+		ret = read_full(fd, r, sizeof(*r));
+		if (ret)
+			return ret;
+		if (r->kind == KREPLY_DONE)
+			break;
+		if (data) {
+			uint8_t *grown = realloc(*data, have + r->data_len);
+
+			if (!grown)
+				return -ENOMEM;
+			*data = grown;
+			buf = grown;
+		} else if (r->data_len > cap - have) {
+			return -EIO;
+		}
+		ret = read_full(fd, buf + have, r->data_len);
+		if (ret)
+			return ret;
+		have += r->data_len;
+	}
+	if (data_len)
+		*data_len = have;
+	return 0;
+}
+
+static void init_cmd(const struct kernel *k, struct kcmd *c, enum kop op)
+{
+	memset(c, 0, sizeof(*c));
+	c->op = op;
+	c->advice = -1;
+	c->span_lo = KERNEL_FIRST_ADDR;
+	c->span_hi = k->cursor;
+}
+
+/*
+ * Send @c to @proc and wait for its reply.  A process that died under us
+ * is reaped and the statement fails with EIO.
+ */
+static int call(struct kernel *k, int proc, const struct kcmd *c,
+		const void *payload, size_t payload_len, struct kreply *r,
+		uint8_t **data, unsigned long *data_len)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = write_full(k->fds[proc][KFD_CMD_W], c, sizeof(*c));
+	if (!ret && payload_len)
+		ret = write_full(k->fds[proc][KFD_CMD_W], payload, payload_len);
+	if (!ret)
+		ret = read_reply(k, proc, r, data, data_len, k->peek_byte,
+				 sizeof(k->peek_byte));
+	if (ret == -EPIPE) {
+		fprintf(stderr, "kernel backend: %s (pid %d) died\n",
+			k->s->proc_names[proc], (int)k->procs[proc].pid);
+		reap(k, proc);
+		return -EIO;
+	}
+	return ret;
+}
+
+/* ---- statements ---------------------------------------------------------- */
+
+static int os_prot(enum scn_prot prot)
+{
+	switch (prot) {
+	case SCN_PROT_NONE:
+		return PROT_NONE;
+	case SCN_PROT_R:
+		return PROT_READ;
+	case SCN_PROT_RW:
+		break;
+	}
+	return PROT_READ | PROT_WRITE;
+}
+
+static int os_advice(enum scn_advice advice)
+{
+	switch (advice) {
+	case SCN_ADV_DONTNEED:
+		return MADV_DONTNEED;
+	case SCN_ADV_HUGEPAGE:
+		return MADV_HUGEPAGE;
+	case SCN_ADV_NOHUGEPAGE:
+		return MADV_NOHUGEPAGE;
+	case SCN_ADV_DONTFORK:
+		return MADV_DONTFORK;
+	case SCN_ADV_DOFORK:
+		break;
+	}
+	return MADV_DOFORK;
+}
+
+/* The protection a split goes through: another one, and back. */
+static int other_prot(int prot)
+{
+	if (prot & PROT_WRITE)
+		return prot & ~PROT_WRITE;
+	if (prot & PROT_READ)
+		return PROT_NONE;
+	return PROT_READ;
+}
+
+static int do_simple(struct kernel *k, int proc, struct kcmd *c,
+		     struct stmt_result *res)
+{
+	struct kreply r;
+	int ret = call(k, proc, c, NULL, 0, &r, NULL, NULL);
+
+	if (ret)
+		return ret;
+	res->faults = r.faults;
+	return r.err;
+}
+
+static int do_fork(struct kernel *k, int proc, const struct stmt *st,
+		   struct stmt_result *res)
+{
+	struct kernel_proc *child = &k->procs[st->child];
+	struct kreply r, hello;
+	struct kcmd c;
+	int ret;
+
+	init_cmd(k, &c, KOP_FORK);
+	c.child = st->child;
+	ret = call(k, proc, &c, NULL, 0, &r, NULL, NULL);
+	if (ret)
+		return ret;
+	res->faults = r.faults;
+	if (r.err)
+		return r.err;
+	child->pid = r.child_pid;
+	/* The child's first reply is its own fault count. */
+	ret = read_reply(k, st->child, &hello, NULL, NULL, NULL, 0);
+	if (ret) {
+		reap(k, st->child);
+		return -EIO;
+	}
+	memcpy(child->regions, k->procs[proc].regions, sizeof(child->regions));
+	res->child_faults = hello.faults;
+	return 0;
+}
+
+static int do_exit(struct kernel *k, int proc)
+{
+	struct kcmd c;
+
+	init_cmd(k, &c, KOP_EXIT);
+	write_full(k->fds[proc][KFD_CMD_W], &c, sizeof(c));
+	/* Once it is a zombie its memory is gone: exit_mm() comes first. */
+	reap(k, proc);
+	return 0;
+}
+
+struct vma_prot {
+	unsigned long start, end;
+	int prot;
+};
+
+/* The VMAs of @pid that meet [addr, end), in address order. */
+static int read_vmas(pid_t pid, unsigned long addr, unsigned long end,
+		     struct vma_prot **out, int *nr)
+{
+	char path[64], *line = NULL, perms[8];
+	struct vma_prot *v = NULL;
+	size_t cap = 0;
+	int n = 0, ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long s, e;
+		struct vma_prot *grown;
+
+		if (sscanf(line, "%lx-%lx %4s", &s, &e, perms) != 3)
+			continue;
+		if (e <= addr || s >= end)
+			continue;
+		grown = realloc(v, (n + 1) * sizeof(*v));
+		if (!grown) {
+			ret = -ENOMEM;
+			break;
+		}
+		v = grown;
+		v[n].start = s;
+		v[n].end = e;
+		v[n].prot = (perms[0] == 'r' ? PROT_READ : 0) |
+			    (perms[1] == 'w' ? PROT_WRITE : 0) |
+			    (perms[2] == 'x' ? PROT_EXEC : 0);
+		n++;
+	}
+	free(line);
+	fclose(f);
+	if (ret) {
+		free(v);
+		return ret;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * split: in each PMD-sized block of the range, mprotect the first mapped
+ * page to another protection and back.  Changing part of a PMD mapping
+ * splits it into PTEs and leaves the folio whole; the second mprotect
+ * merges the VMAs again.  Holes are skipped, as the model skips them.
+ */
+static int do_split(struct kernel *k, int proc, const struct stmt *st,
+		    struct stmt_result *res)
+{
+	unsigned long addr = range_addr(k, st), end = addr + st->len, block;
+	struct vma_prot *v = NULL;
+	struct kreply r;
+	struct kcmd c;
+	int nr = 0, i = 0, ret;
+
+	ret = read_vmas(k->procs[proc].pid, addr, end, &v, &nr);
+	if (ret)
+		return ret;
+	for (block = addr & ~(k->pmd_size - 1); block < end && !ret;
+	     block += k->pmd_size) {
+		unsigned long lo = block > addr ? block : addr;
+		unsigned long hi = block + k->pmd_size < end ?
+				   block + k->pmd_size : end;
+
+		while (i < nr && v[i].end <= lo)
+			i++;
+		if (i == nr || v[i].start >= hi)
+			continue;
+		init_cmd(k, &c, KOP_SPLIT_BLOCK);
+		c.addr = v[i].start > lo ? v[i].start : lo;
+		c.prot = v[i].prot;
+		c.prot2 = other_prot(v[i].prot);
+		ret = call(k, proc, &c, NULL, 0, &r, NULL, NULL);
+		if (!ret) {
+			res->faults += r.faults;
+			ret = r.err;
+		}
+	}
+	free(v);
+	return ret;
+}
+
+/* One process statement; returns 0, a positive errno or -errno. */
+static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
+		     struct stmt_result *res)
+{
+	unsigned long addr = st->region >= 0 ? range_addr(k, st) : 0;
+	struct kernel_proc *p = &k->procs[proc];
+	struct kcmd c;
+	int ret;
+
+	init_cmd(k, &c, KOP_MMAP);
+	c.addr = addr;
+	c.len = st->len;
+	c.handle = st->handle;
+	c.value = st->value;
+	switch (st->kind) {
+	case ST_MMAP:
+		/* The region is the process's even if the mapping fails. */
+		proc_add_region(p, st->region);
+		ret = place_region(k, st->region, 0, st->len);
+		if (ret)
+			return ret;
+		init_cmd(k, &c, KOP_MMAP);	/* the span grew */
+		c.addr = k->regions[st->region].addr;
+		c.len = st->len;
+		c.prot = os_prot(st->prot);
+		if (st->huge != SCN_HUGE_DEFAULT)
+			c.advice = st->huge == SCN_HUGE_HUGEPAGE ?
+				   MADV_HUGEPAGE : MADV_NOHUGEPAGE;
+		return do_simple(k, proc, &c, res);
+	case ST_MUNMAP:
+		c.op = KOP_MUNMAP;
+		return do_simple(k, proc, &c, res);
+	case ST_MPROTECT:
+		c.op = KOP_MPROTECT;
+		c.prot = os_prot(st->prot);
+		return do_simple(k, proc, &c, res);
+	case ST_MADVISE:
+		c.op = KOP_MADVISE;
+		c.advice = os_advice(st->advice);
+		return do_simple(k, proc, &c, res);
+	case ST_WRITE:
+	case ST_READ:
+		c.op = st->kind == ST_WRITE ? KOP_WRITE : KOP_READ;
+		c.stride = st->stride;
+		return do_simple(k, proc, &c, res);
+	case ST_FORK:
+		return do_fork(k, proc, st, res);
+	case ST_EXIT:
+		return do_exit(k, proc);
+	case ST_REGISTER:
+		c.op = KOP_REGISTER;
+		return do_simple(k, proc, &c, res);
+	case ST_UNREGISTER:
+		c.op = KOP_UNREGISTER;
+		return do_simple(k, proc, &c, res);
+	case ST_DIO_WRITE:
+	case ST_DIO_READ:
+		if (k->env.scratch_fd < 0)
+			return EINVAL;
+		c.op = st->kind == ST_DIO_WRITE ? KOP_DIO_WRITE : KOP_DIO_READ;
+		return do_simple(k, proc, &c, res);
+	case ST_VMSPLICE:
+		c.op = KOP_VMSPLICE;
+		return do_simple(k, proc, &c, res);
+	case ST_DRAIN: {
+		struct kreply r;
+
+		c.op = KOP_DRAIN;
+		ret = call(k, proc, &c, NULL, 0, &r, &res->data,
+			   &res->data_len);
+		if (ret)
+			return ret;
+		res->faults = r.faults;
+		return r.err;
+	}
+	case ST_MREMAP:
+		proc_add_region(p, st->new_region);
+		ret = place_region(k, st->new_region, st->at, st->len);
+		if (ret)
+			return ret;
+		init_cmd(k, &c, KOP_MREMAP);
+		c.addr = addr;
+		c.len = st->len;
+		c.new_addr = k->regions[st->new_region].addr;
+		return do_simple(k, proc, &c, res);
+	case ST_SPLIT:
+		return do_split(k, proc, st, res);
+	case ST_MTHP:
+	case ST_OBSERVE:
+		break;
+	}
+	return -EINVAL;
+}
+
+static void kernel_exec(struct backend *b, const struct stmt *st,
+			struct stmt_result *res)
+{
+	struct kernel *k = to_kernel(b);
+	int ret;
+
+	res->has_stats = 0;
+	/* Only a process whose fork failed can be missing here. */
+	if (!k->procs[st->proc].pid) {
+		res->err = ESRCH;
+		return;
+	}
+	ret = kernel_do(k, st->proc, st, res);
+	res->err = ret < 0 ? -ret : ret;
+	if (res->err) {
+		free(res->data);
+		res->data = NULL;
+		res->data_len = 0;
+	}
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+/* kpageflags of [pfn, pfn + nr); entries past the end read as 0. */
+static int kpf_read(struct kernel *k, uint64_t pfn, unsigned long nr)
+{
+	ssize_t n;
+
+	memset(k->kpf, 0, nr * sizeof(k->kpf[0]));
+	n = pread(k->kpf_fd, k->kpf, nr * sizeof(k->kpf[0]),
+		  pfn * sizeof(k->kpf[0]));
+	return n < 0 ? -errno : 0;
+}
+
+static bool kpf_tail(uint64_t flags)
+{
+	return (flags & KPF(KPF_COMPOUND_TAIL)) &&
+	       !(flags & KPF(KPF_COMPOUND_HEAD));
+}
+
+/*
+ * The folio @pfn belongs to: its head and number of pages.  A page that
+ * is neither head nor tail is a folio of its own (the zero page too); a
+ * tail walks back to its head, and the head's tails are counted forward.
+ * The huge zero page is a compound page like any THP.
+ */
+static int folio_of(struct kernel *k, uint64_t pfn, struct kfolio *f)
+{
+	uint64_t head, p;
+	unsigned long i, n;
+	int ret;
+
+	if (k->last.nr && pfn >= k->last.head &&
+	    pfn < k->last.head + k->last.nr) {
+		*f = k->last;
+		return 0;
+	}
+	ret = kpf_read(k, pfn, 1);
+	if (ret)
+		return ret;
+	if (!(k->kpf[0] & (KPF(KPF_COMPOUND_HEAD) | KPF(KPF_COMPOUND_TAIL)))) {
+		f->head = pfn;
+		f->nr = 1;
+		return 0;
+	}
+	/* Back to the head. */
+	head = pfn;
+	if (kpf_tail(k->kpf[0])) {
+		bool found = false;
+
+		for (p = pfn; !found && p > 0 && pfn - p < MAX_FOLIO_PAGES;
+		     p -= n) {
+			n = p < KPF_WINDOW ? p : KPF_WINDOW;
+			ret = kpf_read(k, p - n, n);
+			if (ret)
+				return ret;
+			for (i = n; i-- > 0;) {
+				if (k->kpf[i] & KPF(KPF_COMPOUND_HEAD)) {
+					head = p - n + i;
+					found = true;
+					break;
+				}
+				if (!kpf_tail(k->kpf[i]))
+					return -EIO;	/* changed under us */
+			}
+		}
+		if (!found)
+			return -EIO;
+	}
+	/* Forward over the tails. */
+	f->head = head;
+	f->nr = 1;
+	for (p = head + 1; f->nr < MAX_FOLIO_PAGES; p += KPF_WINDOW) {
+		ret = kpf_read(k, p, KPF_WINDOW);
+		if (ret)
+			return ret;
+		for (i = 0; i < KPF_WINDOW && kpf_tail(k->kpf[i]); i++)
+			f->nr++;
+		if (i < KPF_WINDOW)
+			break;
+	}
+	if (pfn >= f->head + f->nr)
+		return -EIO;
+	k->last = *f;
+	return 0;
+}
+
+/* The first byte of each of @nr pages, read by the process itself. */
+static int peek(struct kernel *k, int proc, unsigned long nr)
+{
+	struct kreply r;
+	struct kcmd c;
+	int ret;
+
+	if (!nr)
+		return 0;
+	init_cmd(k, &c, KOP_PEEK);
+	c.len = nr;
+	ret = call(k, proc, &c, k->peek_addr, nr * sizeof(k->peek_addr[0]),
+		   &r, NULL, NULL);
+	if (ret)
+		return ret;
+	return r.err ? -r.err : 0;
+}
+
+static int observe_batch(struct kernel *k, int proc, int region, int pm_fd,
+			 unsigned long first, unsigned long n,
+			 struct snapshot *snap)
+{
+	const struct kernel_region *r = &k->regions[region];
+	unsigned long i, nr_peek = 0;
+	struct snap_page pg;
+	struct kfolio f;
+	ssize_t got;
+	int ret;
+
+	memset(k->pm, 0, n * sizeof(k->pm[0]));
+	if (r->placed) {
+		got = pread(pm_fd, k->pm, n * sizeof(k->pm[0]),
+			    (r->addr / k->page_size + first) * sizeof(k->pm[0]));
+		if (got < 0)
+			return -errno;
+	}
+	for (i = 0; i < n; i++)
+		if (k->pm[i] & PM_PRESENT)
+			k->peek_addr[nr_peek++] = r->addr +
+						  (first + i) * k->page_size;
+	ret = peek(k, proc, nr_peek);
+	if (ret)
+		return ret;
+	nr_peek = 0;
+	for (i = 0; i < n; i++) {
+		memset(&pg, 0, sizeof(pg));
+		pg.proc = proc;
+		pg.region = region;
+		pg.off = (first + i) * k->page_size;
+		pg.present = !!(k->pm[i] & PM_PRESENT);
+		if (pg.present) {
+			pg.frame = k->pm[i] & PM_PFN_MASK;
+			ret = folio_of(k, pg.frame, &f);
+			if (ret)
+				return ret;
+			pg.folio_size = f.nr * k->page_size;
+			pg.index = pg.frame - f.head;
+			pg.data = k->peek_byte[nr_peek++];
+		}
+		ret = snapshot_add(snap, &pg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int observe_proc(struct kernel *k, int proc, struct snapshot *snap)
+{
+	char path[64];
+	int region, pm_fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap",
+		 (int)k->procs[proc].pid);
+	pm_fd = open(path, O_RDONLY);
+	if (pm_fd < 0)
+		return -errno;
+	for (region = 0; region < k->s->nr_regions && !ret; region++) {
+		unsigned long nr = k->s->regions[region].len / k->page_size;
+		unsigned long done, n;
+
+		if (!proc_has_region(&k->procs[proc], region))
+			continue;
+		for (done = 0; done < nr && !ret; done += n) {
+			n = nr - done < OBSERVE_BATCH ? nr - done :
+							OBSERVE_BATCH;
+			ret = observe_batch(k, proc, region, pm_fd, done, n,
+					    snap);
+		}
+	}
+	close(pm_fd);
+	return ret;
+}
+
+static int kernel_observe(struct backend *b, struct snapshot *snap)
+{
+	struct kernel *k = to_kernel(b);
+	int proc, ret;
+
+	/* Folios change between statements: nothing is kept across them. */
+	k->last.nr = 0;
+	for (proc = 0; proc < k->s->nr_procs; proc++) {
+		if (!k->procs[proc].pid)
+			continue;
+		ret = observe_proc(k, proc, snap);
+		if (ret)
+			return ret;
+	}
+	k->last.nr = 0;
+	return 0;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+static unsigned long read_ulong_file(const char *path, unsigned long dflt)
+{
+	unsigned long v;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return dflt;
+	if (fscanf(f, "%lu", &v) != 1)
+		v = dflt;
+	fclose(f);
+	return v;
+}
+
+/*
+ * An unlinked scratch file that takes O_DIRECT I/O: in build/ under the
+ * current directory, /var/tmp or /tmp, whichever first takes an aligned
+ * 4K write.  Returns the fd or -errno.
+ */
+static int open_scratch(struct kernel *k)
+{
+	static const char *const dirs[] = { "build", "/var/tmp", "/tmp" };
+	char path[PATH_MAX];
+	void *buf;
+	size_t i;
+	int fd, ret = -ENOENT;
+
+	if (posix_memalign(&buf, 4096, 4096))
+		return -ENOMEM;
+	memset(buf, 0, 4096);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/ptebatch-dio-%d", dirs[i],
+			 (int)getpid());
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT, 0600);
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		unlink(path);
+		if (pwrite(fd, buf, 4096, 0) == 4096) {
+			verbose(k, "O_DIRECT scratch file in %s", dirs[i]);
+			free(buf);
+			return fd;
+		}
+		ret = -errno;
+		close(fd);
+	}
+	free(buf);
+	return ret;
+}
+
+static bool uses_dio(const struct scenario *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_stmts; i++)
+		if (s->stmts[i].kind == ST_DIO_READ ||
+		    s->stmts[i].kind == ST_DIO_WRITE)
+			return true;
+	return false;
+}
+
+static void kernel_reset(struct kernel *k)
+{
+	int i, j;
+
+	memset(k->procs, 0, sizeof(k->procs));
+	memset(k->regions, 0, sizeof(k->regions));
+	for (i = 0; i < SCN_MAX_PROCS; i++) {
+		for (j = 0; j < 4; j++)
+			k->fds[i][j] = -1;
+		k->parent[i] = -1;
+	}
+	k->cursor = KERNEL_FIRST_ADDR;
+	k->kpf_fd = -1;
+	k->env.scratch_fd = -1;
+	k->last.nr = 0;
+}
+
+/* Kill and reap every process, close every descriptor, restore. */
+static void kernel_teardown(struct kernel *k)
+{
+	int i, j;
+
+	/* Youngest first, as a shell's children would go. */
+	for (i = SCN_MAX_PROCS - 1; i >= 0; i--) {
+		if (k->procs[i].pid > 0) {
+			kill(k->procs[i].pid, SIGKILL);
+			reap(k, i);
+		}
+		for (j = 0; j < 4; j++)
+			close_fd(&k->fds[i][j]);
+	}
+	close_fd(&k->kpf_fd);
+	close_fd(&k->env.scratch_fd);
+	if (k->sigpipe_saved)
+		sigaction(SIGPIPE, &k->old_sigpipe, NULL);
+	k->sigpipe_saved = false;
+	if (k->thp_applied)
+		thp_settings_restore();
+	k->thp_applied = false;
+}
+
+/* Where the run's regions will lie: [KERNEL_FIRST_ADDR, the end). */
+static unsigned long regions_end(struct kernel *k, const struct scenario *s)
+{
+	unsigned long end;
+	int i;
+
+	for (i = 0; i < s->nr_stmts; i++) {
+		const struct stmt *st = &s->stmts[i];
+
+		if (st->kind == ST_MMAP)
+			place_region(k, st->region, 0, st->len);
+		else if (st->kind == ST_MREMAP)
+			place_region(k, st->new_region, st->at, st->len);
+	}
+	end = k->cursor;
+	memset(k->regions, 0, sizeof(k->regions));
+	k->cursor = KERNEL_FIRST_ADDR;
+	return end;
+}
+
+/*
+ * The regions go where the model puts them; something of the tool's own
+ * there (a sanitizer's shadow memory, say) would make every mmap fail.
+ * Returns 0, or -EOPNOTSUPP with skip_reason naming the mapping.
+ */
+static int check_addresses_free(struct kernel *k, const struct scenario *s)
+{
+	unsigned long lo = KERNEL_FIRST_ADDR, hi = regions_end(k, s);
+	unsigned long start, end;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return 0;
+	while (!ret && getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2 &&
+		    start < hi && end > lo) {
+			line[strcspn(line, "\n")] = '\0';
+			ret = skip(k, "the regions' addresses (%#lx-%#lx) are"
+				   " taken in this process: %s", lo, hi, line);
+		}
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/* Probe what the run needs; -EOPNOTSUPP with skip_reason if it cannot. */
+static int kernel_probe(struct kernel *k, const struct scenario *s)
+{
+	uint64_t flags;
+
+	if (geteuid() != 0)
+		return skip(k, "not root: the kernel backend needs to write THP"
+			    " settings and read /proc/kpageflags");
+	k->kpf_fd = open("/proc/kpageflags", O_RDONLY);
+	if (k->kpf_fd < 0 ||
+	    pread(k->kpf_fd, &flags, sizeof(flags), 0) != sizeof(flags))
+		return skip(k, "cannot read /proc/kpageflags: %s",
+			    strerror(errno));
+	if (s->page_size != k->page_size)
+		return -EINVAL;
+	return check_addresses_free(k, s);
+}
+
+static int kernel_spawn_p0(struct kernel *k)
+{
+	struct sigaction ign;
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < k->s->nr_procs; i++) {
+		int cmd[2], reply[2];
+
+		if (pipe(cmd))
+			return -errno;
+		if (pipe(reply)) {
+			close(cmd[0]);
+			close(cmd[1]);
+			return -errno;
+		}
+		k->fds[i][KFD_CMD_R] = cmd[0];
+		k->fds[i][KFD_CMD_W] = cmd[1];
+		k->fds[i][KFD_REPLY_R] = reply[0];
+		k->fds[i][KFD_REPLY_W] = reply[1];
+	}
+	/* A process that died must not kill the coordinator. */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &ign, &k->old_sigpipe))
+		return -errno;
+	k->sigpipe_saved = true;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(k->kpf_fd);
+		kproc_serve(&k->env, 0);
+	}
+	k->procs[0].pid = pid;
+	/* Every process's own ends are in P0 or its descendants now. */
+	for (i = 0; i < k->s->nr_procs; i++) {
+		close_fd(&k->fds[i][KFD_CMD_R]);
+		close_fd(&k->fds[i][KFD_REPLY_W]);
+	}
+	return 0;
+}
+
+static int kernel_start(struct backend *b, const struct scenario *s)
+{
+	struct kernel *k = to_kernel(b);
+	char why[256];
+	int i, ret;
+
+	if (k->running)
+		return -EBUSY;
+	k->s = s;
+	k->base.skip_reason[0] = '\0';
+	kernel_reset(k);
+	k->page_size = sysconf(_SC_PAGESIZE);
+	k->pmd_size = read_ulong_file(THP_SYSFS_DIR "/hpage_pmd_size",
+				      SCN_REGION_ALIGN);
+
+	ret = kernel_probe(k, s);
+	if (ret)
+		goto fail;
+	ret = thp_settings_apply(s->mthp, why, sizeof(why));
+	if (ret == -EOPNOTSUPP) {
+		ret = skip(k, "%s", why);
+		goto fail;
+	}
+	if (ret) {
+		fprintf(stderr, "kernel backend: %s\n", why);
+		goto fail;
+	}
+	k->thp_applied = true;
+	k->have_fallback = !thp_fallback_snapshot(&k->fallback);
+
+	if (uses_dio(s)) {
+		ret = open_scratch(k);
+		if (ret < 0) {
+			ret = skip(k, "no directory for an O_DIRECT scratch"
+				   " file (build/, /var/tmp, /tmp): %s",
+				   strerror(-ret));
+			goto fail;
+		}
+		k->env.scratch_fd = ret;
+	}
+	k->env.nr_procs = s->nr_procs;
+	k->env.fds = k->fds;
+	k->env.parent = k->parent;
+	k->env.page_size = k->page_size;
+	k->env.pipe_max = read_ulong_file("/proc/sys/fs/pipe-max-size",
+					  1UL << 20);
+	for (i = 0; i < s->nr_stmts; i++)
+		if (s->stmts[i].kind == ST_FORK)
+			k->parent[s->stmts[i].child] = s->stmts[i].proc;
+
+	ret = kproc_prepare();
+	if (!ret)
+		ret = kernel_spawn_p0(k);
+	if (ret)
+		goto fail;
+	if (uname(&k->uts) == 0)
+		k->base.arch = k->uts.machine;
+	k->running = true;
+	return 0;
+fail:
+	kernel_teardown(k);
+	return ret < 0 ? ret : -EIO;
+}
+
+static int kernel_finish(struct backend *b)
+{
+	struct kernel *k = to_kernel(b);
+	struct thp_fallback after;
+	int ret = 0;
+
+	if (!k->running)
+		return 0;
+	kernel_teardown(k);
+	k->running = false;
+	/* A folio the scenario asked for that did not materialize makes the
+	 * record not Linux's answer to the scenario: SKIP. */
+	if (k->have_fallback && !thp_fallback_snapshot(&after) &&
+	    thp_fallback_check(&k->fallback, &after, k->base.skip_reason,
+			       sizeof(k->base.skip_reason)))
+		ret = -EOPNOTSUPP;
+	return ret;
+}
+
+static void kernel_destroy(struct backend *b)
+{
+	if (!b)
+		return;
+	kernel_finish(b);
+	free(to_kernel(b));
+}
+
+static const struct backend_ops kernel_ops = {
+	.name = "kernel",
+	.start = kernel_start,
+	.exec = kernel_exec,
+	.observe = kernel_observe,
+	.finish = kernel_finish,
+	.check = NULL,
+	.destroy = kernel_destroy,
+};
+
+struct backend *kernel_backend_create(const struct kernel_options *opt)
+{
+	struct kernel *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	if (opt)
+		k->opt = *opt;
+	kernel_reset(k);
+	k->base.ops = &kernel_ops;
+	k->base.variant = NULL;
+	k->base.arch = "-";
+	return &k->base;
+}

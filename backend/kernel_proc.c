@@ -1,0 +1,799 @@
+/*
+ * kernel_proc.c - one scenario process of the kernel backend: a real
+ * process that performs the statements the coordinator sends it and
+ * reports the minor faults each one took.
+ *
+ * ru_minflt is counted per process, so a command's fault count is exact
+ * only if the process takes no fault of its own inside the measured
+ * window.  Before every "before" reading the process therefore touches
+ * its stack, its static buffers and errno, and after a fork (which write-
+ * protects all of its private memory and leaves its text unmapped in the
+ * child) it populates every mapping of its own with MADV_POPULATE_*.
+ * Nothing is allocated on the measured path; bulk data lives in static
+ * buffers.  fork itself runs through a trampoline (see kproc_fork_stub).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <liburing.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "backend/kernel_proc.h"
+
+#define XSTR(x) STR(x)
+#define STR(x) #x
+
+/* Stack below the command loop that a command may use. */
+#define STACK_PREFAULT (64UL << 10)
+/* dio-* move at most this much per pread/pwrite; drain reads as much. */
+#define IOBUF_SIZE (1UL << 20)
+/* register: one iovec per 16M (see docs/host-baseline.md). */
+#define REG_CHUNK (16UL << 20)
+#define REG_MAX_IOV (SCN_MAX_REGION_LEN / REG_CHUNK)
+#define ALTSTACK_SIZE (64UL << 10)
+#define MAPS_BUF_SIZE (16UL << 10)
+/* No mapping of the process's own that is worth populating is larger. */
+#define POPULATE_MAX (1UL << 30)
+
+/*
+ * fork with no fault of the process's own between it and the counter.
+ *
+ * After fork every private page of both processes is write-protected and
+ * the child has no text mapped at all (fork does not copy page tables of
+ * file mappings without anon pages), so even the instruction after the
+ * syscall would fault in the child.  The stub therefore runs from an
+ * anonymous page (kproc_prepare copies it there; fork copies anonymous
+ * page tables), touches no memory between the two system calls, and reads
+ * ru_minflt with a raw getrusage: the kernel computes the usage before
+ * it copies it out, so the copy-on-write fault on the buffer is not in
+ * the value.
+ *
+ * The clone is fork's, plus CLONE_PARENT: every scenario process is then
+ * a child of the coordinator, which can wait for each one to exit (the
+ * memory of a process is gone once it is a zombie).  CLONE_PARENT only
+ * changes who the parent is; the child's mm is copied exactly as fork
+ * copies it.
+ *
+ *   long stub(struct rusage *ru): returns the pid, 0 in the child, or
+ *   -errno; *ru is the caller's usage right after the clone.
+ */
+__asm__(".pushsection .text\n"
+	".balign 16\n"
+	".type kproc_fork_stub, @function\n"
+	"kproc_fork_stub:\n"
+	"	mov %rdi, %r9\n"
+	"	mov $" XSTR(__NR_clone) ", %eax\n"
+	"	mov $(" XSTR(CLONE_PARENT) "|" XSTR(SIGCHLD) "), %edi\n"
+	"	xor %esi, %esi\n"
+	"	xor %edx, %edx\n"
+	"	xor %r10d, %r10d\n"
+	"	xor %r8d, %r8d\n"
+	"	syscall\n"
+	"	mov %rax, %r8\n"
+	"	mov $" XSTR(__NR_getrusage) ", %eax\n"
+	"	xor %edi, %edi\n"		/* RUSAGE_SELF */
+	"	mov %r9, %rsi\n"
+	"	syscall\n"
+	"	mov %r8, %rax\n"
+	"	ret\n"
+	"kproc_fork_stub_end:\n"
+	".size kproc_fork_stub, . - kproc_fork_stub\n"
+	".popsection\n");
+
+extern const unsigned char kproc_fork_stub[], kproc_fork_stub_end[];
+
+_Static_assert(RUSAGE_SELF == 0, "the fork stub passes RUSAGE_SELF as 0");
+
+typedef long (*fork_stub_fn)(struct rusage *ru);
+
+/* Set by kproc_prepare() in the coordinator, inherited by every process. */
+static fork_stub_fn fork_stub;
+
+int kproc_prepare(void)
+{
+	size_t len = kproc_fork_stub_end - kproc_fork_stub;
+	long page = sysconf(_SC_PAGESIZE);
+	void *code;
+
+	if (fork_stub)
+		return 0;
+	code = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code == MAP_FAILED)
+		return -errno;
+	memcpy(code, kproc_fork_stub, len);
+	if (mprotect(code, page, PROT_READ | PROT_EXEC)) {
+		int err = errno;
+
+		munmap(code, page);
+		return -err;
+	}
+	fork_stub = (fork_stub_fn)code;
+	return 0;
+}
+
+int kproc_in_subtree(const struct kproc_env *env, int desc, int anc)
+{
+	for (; desc >= 0; desc = env->parent[desc])
+		if (desc == anc)
+			return 1;
+	return 0;
+}
+
+/* ---- the process's state: all static, so nothing is allocated ---------- */
+
+static struct {
+	const struct kproc_env *env;
+	int id;
+	int cmd_fd, reply_fd;
+	bool need_populate;
+	bool ring_held[SCN_MAX_HANDLES];
+	struct io_uring ring[SCN_MAX_HANDLES];
+	int vpipe[SCN_MAX_HANDLES][2];
+} srv;
+
+static struct kcmd cmd;
+static struct kreply rep;
+static struct rusage ru_before, ru_after, ru_fork;
+static unsigned long peek_addr[KPEEK_MAX];
+static uint8_t peek_byte[KPEEK_MAX];
+static uint8_t iobuf[IOBUF_SIZE] __attribute__((aligned(4096)));
+static struct iovec reg_iov[REG_MAX_IOV];
+static char maps_buf[MAPS_BUF_SIZE];
+static char altstack[ALTSTACK_SIZE] __attribute__((aligned(4096)));
+static sigjmp_buf access_env;
+static volatile sig_atomic_t in_access;
+
+/* ---- pipes ------------------------------------------------------------ */
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* The coordinator is gone: so is the run. */
+		if (n <= 0)
+			_exit(1);
+		p += n;
+		len -= n;
+	}
+}
+
+static void send_data(const void *buf, size_t len)
+{
+	struct kreply r = { .kind = KREPLY_DATA, .data_len = len };
+
+	write_full(srv.reply_fd, &r, sizeof(r));
+	write_full(srv.reply_fd, buf, len);
+}
+
+static void send_done(void)
+{
+	rep.kind = KREPLY_DONE;
+	write_full(srv.reply_fd, &rep, sizeof(rep));
+}
+
+/* ---- staying fault-free ------------------------------------------------ */
+
+static void touch(void *buf, size_t len)
+{
+	volatile char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i += 4096)
+		p[i] = p[i];
+	if (len)
+		p[len - 1] = p[len - 1];
+}
+
+/* Grow and write the stack the command will use, below this frame. */
+static void __attribute__((noinline)) prefault_stack(void)
+{
+	volatile char area[STACK_PREFAULT];
+	size_t i;
+
+	for (i = 0; i < sizeof(area); i += 1024)
+		area[i] = 0;
+}
+
+static bool overlaps(unsigned long s, unsigned long e, unsigned long lo,
+		     unsigned long hi)
+{
+	return s < hi && e > lo;
+}
+
+/* Populate one line of /proc/self/maps unless it is a scenario region. */
+static void populate_line(const char *line)
+{
+	unsigned long start, end;
+	char perms[8], *rest;
+
+	start = strtoul(line, &rest, 16);
+	if (*rest != '-')
+		return;
+	end = strtoul(rest + 1, &rest, 16);
+	while (*rest == ' ')
+		rest++;
+	memcpy(perms, rest, 4);
+	perms[4] = '\0';
+	if (overlaps(start, end, cmd.span_lo, cmd.span_hi))
+		return;
+	/* [vvar], [vdso], [vsyscall]: nothing a fault would change. */
+	if (strstr(line, "[v"))
+		return;
+	/* Reservations, not memory (a sanitizer's shadow): left alone. */
+	if (end - start > POPULATE_MAX)
+		return;
+	if (perms[1] == 'w' && perms[3] == 'p')
+		madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+	else if (perms[0] == 'r' || perms[2] == 'x')
+		madvise((void *)start, end - start, MADV_POPULATE_READ);
+}
+
+/*
+ * Map and make writable every page of every mapping of the process's own:
+ * text, libraries, data, heap, stack.  Run after fork, which leaves the
+ * child's text unmapped and both sides' private pages write-protected.
+ */
+static void populate_own(void)
+{
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(fd, maps_buf + have,
+				 sizeof(maps_buf) - 1 - have);
+		char *line, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += n;
+		maps_buf[have] = '\0';
+		line = maps_buf;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			populate_line(line);
+			line = nl + 1;
+		}
+		have -= line - maps_buf;
+		memmove(maps_buf, line, have);
+		if (have == sizeof(maps_buf) - 1)
+			have = 0;	/* a line longer than the buffer */
+	}
+	close(fd);
+}
+
+/*
+ * Everything the measured window may write, written now.  The order
+ * matters: the stack first (it may grow), then the populate, which reads
+ * /proc/self/maps into a static buffer.
+ */
+static void prefault(void)
+{
+	prefault_stack();
+	if (srv.need_populate) {
+		populate_own();
+		srv.need_populate = false;
+	}
+	touch(&rep, sizeof(rep));
+	touch(&ru_before, sizeof(ru_before));
+	touch(&ru_after, sizeof(ru_after));
+	touch(&ru_fork, sizeof(ru_fork));
+	touch(peek_addr, sizeof(peek_addr));
+	touch(peek_byte, sizeof(peek_byte));
+	touch(iobuf, sizeof(iobuf));
+	touch(reg_iov, sizeof(reg_iov));
+	touch(&srv, sizeof(srv));
+	touch(altstack, sizeof(altstack));
+	touch(&access_env, sizeof(access_env));
+	errno = 0;
+}
+
+static void measure_begin(void)
+{
+	prefault();
+	getrusage(RUSAGE_SELF, &ru_before);
+}
+
+static void measure_end(void)
+{
+	getrusage(RUSAGE_SELF, &ru_after);
+	rep.faults = ru_after.ru_minflt - ru_before.ru_minflt;
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+static void segv_handler(int sig, siginfo_t *si, void *uc)
+{
+	if (in_access)
+		siglongjmp(access_env, 1);
+	/* Not a scenario access: die of it as if unhandled. */
+	signal(sig, SIG_DFL);
+}
+
+/* The loop of write/read, kept apart from sigsetjmp's frame. */
+static void __attribute__((noinline)) access_loop(void)
+{
+	unsigned long done;
+
+	for (done = 0; done < cmd.len; done += cmd.stride) {
+		volatile uint8_t *p = (volatile uint8_t *)(cmd.addr + done);
+
+		if (cmd.op == KOP_WRITE)
+			*p = (uint8_t)cmd.value;
+		else
+			(void)*p;
+		if (cmd.stride > cmd.len - done)
+			break;
+	}
+}
+
+/* A SIGSEGV stops the loop with EFAULT; the stores before it stay. */
+static int do_access(void)
+{
+	if (sigsetjmp(access_env, 1)) {
+		in_access = 0;
+		return EFAULT;
+	}
+	in_access = 1;
+	access_loop();
+	in_access = 0;
+	return 0;
+}
+
+static int do_mmap(void)
+{
+	void *p = mmap((void *)cmd.addr, cmd.len, cmd.prot,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return errno;
+	if (p != (void *)cmd.addr) {
+		/* A kernel without MAP_FIXED_NOREPLACE took it as a hint. */
+		munmap(p, cmd.len);
+		return EEXIST;
+	}
+	if (cmd.advice >= 0 && madvise(p, cmd.len, cmd.advice))
+		return errno;
+	return 0;
+}
+
+static int do_dio(void)
+{
+	const struct kproc_env *env = srv.env;
+	unsigned long done;
+	ssize_t n;
+
+	for (done = 0; done < cmd.len; done += n) {
+		size_t chunk = cmd.len - done < IOBUF_SIZE ?
+			       cmd.len - done : IOBUF_SIZE;
+		void *p = (void *)(cmd.addr + done);
+
+		if (cmd.op == KOP_DIO_WRITE)
+			n = pwrite(env->scratch_fd, p, chunk, 0);
+		else
+			n = pread(env->scratch_fd, p, chunk, 0);
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			return EIO;
+	}
+	return 0;
+}
+
+/* dio-read: the scratch file holds the value, before the window opens. */
+static int fill_scratch(void)
+{
+	size_t len = cmd.len < IOBUF_SIZE ? cmd.len : IOBUF_SIZE;
+
+	memset(iobuf, cmd.value, len);
+	if (pwrite(srv.env->scratch_fd, iobuf, len, 0) != (ssize_t)len)
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* One ring per handle, set up before the measured window opens. */
+static int ring_setup(struct io_uring *ring)
+{
+	return -io_uring_queue_init(1, ring, 0);
+}
+
+/* IORING_REGISTER_BUFFERS: pin_user_pages_fast(WRITE|LONGTERM) per iovec. */
+static int do_register(struct io_uring *ring)
+{
+	unsigned long done, nr = 0;
+
+	for (done = 0; done < cmd.len; done += REG_CHUNK, nr++) {
+		reg_iov[nr].iov_base = (void *)(cmd.addr + done);
+		reg_iov[nr].iov_len = cmd.len - done < REG_CHUNK ?
+				      cmd.len - done : REG_CHUNK;
+	}
+	return -io_uring_register_buffers(ring, reg_iov, (unsigned int)nr);
+}
+
+static int do_unregister(struct io_uring *ring)
+{
+	return -io_uring_unregister_buffers(ring);
+}
+
+static void ring_release(int h)
+{
+	if (srv.ring_held[h])
+		io_uring_queue_exit(&srv.ring[h]);
+	srv.ring_held[h] = false;
+}
+
+/* A pipe that holds @len bytes of page references, or -errno. */
+static int vmsplice_pipe(int p[2])
+{
+	int size;
+
+	if (cmd.len > srv.env->pipe_max || cmd.len > INT_MAX)
+		return -EINVAL;
+	if (pipe2(p, 0))
+		return -errno;
+	size = fcntl(p[1], F_GETPIPE_SZ);
+	if (size >= 0 && (unsigned long)size < cmd.len)
+		size = fcntl(p[1], F_SETPIPE_SZ, (int)cmd.len);
+	if (size < 0 || (unsigned long)size < cmd.len) {
+		int err = size < 0 ? errno : EINVAL;
+
+		close(p[0]);
+		close(p[1]);
+		return -err;
+	}
+	return 0;
+}
+
+static int do_vmsplice(int fd)
+{
+	struct iovec iov = { (void *)cmd.addr, cmd.len };
+
+	while (iov.iov_len) {
+		ssize_t n = vmsplice(fd, &iov, 1, 0);
+
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			return EFAULT;
+		iov.iov_base = (char *)iov.iov_base + n;
+		iov.iov_len -= n;
+	}
+	return 0;
+}
+
+static void close_vpipe(int h)
+{
+	if (srv.vpipe[h][0] >= 0) {
+		close(srv.vpipe[h][0]);
+		close(srv.vpipe[h][1]);
+	}
+	srv.vpipe[h][0] = srv.vpipe[h][1] = -1;
+}
+
+/* Read the pipe to its end, streaming the bytes to the coordinator. */
+static int do_drain(int fd)
+{
+	for (;;) {
+		ssize_t n = read(fd, iobuf, sizeof(iobuf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : errno;
+		if (n == 0)
+			return 0;
+		send_data(iobuf, n);
+	}
+}
+
+/* Read the first byte of each page through /proc/self/mem: it reaches
+ * PROT_NONE pages too and faults nothing in for present ones. */
+static void do_peek(void)
+{
+	unsigned long i, nr = cmd.len;
+	int fd;
+
+	if (nr > KPEEK_MAX || read_full(srv.cmd_fd, peek_addr,
+					nr * sizeof(peek_addr[0])))
+		_exit(1);
+	memset(peek_byte, 0, nr);
+	fd = open("/proc/self/mem", O_RDONLY);
+	if (fd < 0) {
+		rep.err = errno;
+	} else {
+		for (i = 0; i < nr; i++)
+			if (pread(fd, &peek_byte[i], 1, peek_addr[i]) != 1)
+				rep.err = errno ? errno : EIO;
+		close(fd);
+	}
+	send_data(peek_byte, nr);
+}
+
+/* ---- fork --------------------------------------------------------------- */
+
+/* Close the pipe ends of every process in @root's subtree but @keep's. */
+static void close_subtree_fds(int root, bool keep_subtree)
+{
+	const struct kproc_env *env = srv.env;
+	int i, j;
+
+	for (i = 0; i < env->nr_procs; i++) {
+		if (kproc_in_subtree(env, i, root) == keep_subtree ||
+		    i == srv.id)
+			continue;
+		for (j = 0; j < 4; j++) {
+			if (env->fds[i][j] >= 0)
+				close(env->fds[i][j]);
+			env->fds[i][j] = -1;
+		}
+	}
+}
+
+static void child_start(int id, unsigned long faults)
+{
+	int h;
+
+	srv.id = id;
+	srv.cmd_fd = srv.env->fds[id][KFD_CMD_R];
+	srv.reply_fd = srv.env->fds[id][KFD_REPLY_W];
+	/* Only its own pipes and those of the processes it will fork. */
+	close_subtree_fds(id, true);
+	/* The parent's handles stay the parent's. */
+	for (h = 0; h < SCN_MAX_HANDLES; h++) {
+		ring_release(h);
+		close_vpipe(h);
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	srv.need_populate = true;
+	/* The command loop sends this as the child's first reply. */
+	memset(&rep, 0, sizeof(rep));
+	rep.faults = faults;
+}
+
+static void do_fork(void)
+{
+	long pid;
+
+	measure_begin();
+	pid = fork_stub(&ru_fork);
+	if (pid == 0) {
+		/* The child: it starts counting from 0. */
+		child_start(cmd.child, ru_fork.ru_minflt);
+		return;
+	}
+	if (pid < 0) {
+		rep.err = -pid;
+		rep.faults = ru_fork.ru_minflt - ru_before.ru_minflt;
+		return;
+	}
+	rep.faults = ru_fork.ru_minflt - ru_before.ru_minflt;
+	rep.child_pid = pid;
+	/* The child's pipes (and its future children's) are its own now. */
+	close_subtree_fds(cmd.child, false);
+	srv.need_populate = true;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+/* Run one statement command; the reply is in rep. */
+static void run_command(void)
+{
+	int h = cmd.handle, p[2], ret;
+
+	switch (cmd.op) {
+	case KOP_MMAP:
+		measure_begin();
+		rep.err = do_mmap();
+		measure_end();
+		break;
+	case KOP_MUNMAP:
+		measure_begin();
+		rep.err = munmap((void *)cmd.addr, cmd.len) ? errno : 0;
+		measure_end();
+		break;
+	case KOP_MPROTECT:
+		measure_begin();
+		rep.err = mprotect((void *)cmd.addr, cmd.len, cmd.prot) ?
+			  errno : 0;
+		measure_end();
+		break;
+	case KOP_MADVISE:
+		measure_begin();
+		rep.err = madvise((void *)cmd.addr, cmd.len, cmd.advice) ?
+			  errno : 0;
+		measure_end();
+		break;
+	case KOP_WRITE:
+	case KOP_READ:
+		measure_begin();
+		rep.err = do_access();
+		measure_end();
+		break;
+	case KOP_FORK:
+		do_fork();
+		break;
+	case KOP_EXIT:
+		_exit(0);
+	case KOP_REGISTER:
+		rep.err = ring_setup(&srv.ring[h]);
+		if (rep.err)
+			break;
+		srv.ring_held[h] = true;
+		measure_begin();
+		rep.err = do_register(&srv.ring[h]);
+		measure_end();
+		/* A failed registration holds nothing. */
+		if (rep.err)
+			ring_release(h);
+		break;
+	case KOP_UNREGISTER:
+		measure_begin();
+		rep.err = srv.ring_held[h] ? do_unregister(&srv.ring[h]) : 0;
+		measure_end();
+		ring_release(h);
+		break;
+	case KOP_DIO_WRITE:
+		measure_begin();
+		rep.err = do_dio();
+		measure_end();
+		break;
+	case KOP_DIO_READ:
+		rep.err = fill_scratch();
+		if (rep.err)
+			break;
+		measure_begin();
+		rep.err = do_dio();
+		measure_end();
+		break;
+	case KOP_VMSPLICE:
+		ret = vmsplice_pipe(p);
+		if (ret) {
+			rep.err = -ret;
+			break;
+		}
+		measure_begin();
+		rep.err = do_vmsplice(p[1]);
+		measure_end();
+		srv.vpipe[h][0] = p[0];
+		srv.vpipe[h][1] = p[1];
+		/* A failed vmsplice holds nothing: give back what it got. */
+		if (rep.err)
+			close_vpipe(h);
+		break;
+	case KOP_DRAIN:
+		if (srv.vpipe[h][0] >= 0)
+			fcntl(srv.vpipe[h][0], F_SETFL, O_NONBLOCK);
+		measure_begin();
+		rep.err = srv.vpipe[h][0] >= 0 ? do_drain(srv.vpipe[h][0]) : 0;
+		measure_end();
+		close_vpipe(h);
+		break;
+	case KOP_MREMAP:
+		measure_begin();
+		rep.err = mremap((void *)cmd.addr, cmd.len, cmd.len,
+				 MREMAP_MAYMOVE | MREMAP_FIXED,
+				 (void *)cmd.new_addr) == MAP_FAILED ? errno : 0;
+		measure_end();
+		break;
+	case KOP_SPLIT_BLOCK:
+		measure_begin();
+		if (mprotect((void *)cmd.addr, srv.env->page_size, cmd.prot2) ||
+		    mprotect((void *)cmd.addr, srv.env->page_size, cmd.prot))
+			rep.err = errno;
+		measure_end();
+		break;
+	case KOP_PEEK:
+		do_peek();
+		break;
+	default:
+		rep.err = EINVAL;
+		break;
+	}
+}
+
+/*
+ * glibc registers an rseq area, and the kernel writes it on the way back
+ * to user space after fork, when it is write-protected: a fault in both
+ * processes that the fork trampoline cannot avoid.  Nothing here needs
+ * rseq.  Returns 0 or -errno.
+ */
+static int rseq_unregister(void)
+{
+	unsigned int lens[2] = { __rseq_size, 32 };
+	unsigned long tp;
+	int i;
+
+	if (!__rseq_size)
+		return 0;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	for (i = 0; i < 2; i++)
+		if (!syscall(__NR_rseq, (void *)(tp + __rseq_offset), lens[i],
+			     RSEQ_FLAG_UNREGISTER, RSEQ_SIG))
+			return 0;
+	return -errno;
+}
+
+static void setup_signals(void)
+{
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigaction sa;
+
+	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = segv_handler;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+}
+
+void kproc_serve(const struct kproc_env *env, int id)
+{
+	int h, i;
+
+	srv.env = env;
+	srv.id = id;
+	srv.cmd_fd = env->fds[id][KFD_CMD_R];
+	srv.reply_fd = env->fds[id][KFD_REPLY_W];
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The coordinator's ends are the coordinator's. */
+	for (i = 0; i < env->nr_procs; i++) {
+		close(env->fds[i][KFD_CMD_W]);
+		close(env->fds[i][KFD_REPLY_R]);
+		env->fds[i][KFD_CMD_W] = env->fds[i][KFD_REPLY_R] = -1;
+	}
+	close_subtree_fds(id, true);
+	for (h = 0; h < SCN_MAX_HANDLES; h++) {
+		srv.ring_held[h] = false;
+		srv.vpipe[h][0] = srv.vpipe[h][1] = -1;
+	}
+	rseq_unregister();
+	setup_signals();
+	srv.need_populate = true;
+
+	for (;;) {
+		if (read_full(srv.cmd_fd, &cmd, sizeof(cmd)))
+			_exit(0);	/* the coordinator closed the pipe */
+		memset(&rep, 0, sizeof(rep));
+		run_command();
+		send_done();
+	}
+}

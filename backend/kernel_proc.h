@@ -1,0 +1,100 @@
+/*
+ * kernel_proc.h - the protocol between the kernel backend's coordinator
+ * (kernel.c) and the scenario processes it drives (kernel_proc.c).
+ *
+ * Every scenario process is a real process running kproc_serve(): it
+ * reads one fixed-size command from its command pipe, performs it, and
+ * writes replies to its reply pipe.  A command is one statement, or one
+ * piece of one (a split block, a batch of observed addresses); its reply
+ * carries the minor faults the process took while doing it.  Bulk bytes
+ * travel after the header: addresses to peek follow a KOP_PEEK command,
+ * and drained or peeked bytes come back as KREPLY_DATA messages before
+ * the final KREPLY_DONE.
+ */
+#ifndef BACKEND_KERNEL_PROC_H
+#define BACKEND_KERNEL_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "scenario/scenario.h"
+
+enum kop {
+	KOP_MMAP,		/* addr len prot huge */
+	KOP_MUNMAP,		/* addr len */
+	KOP_MPROTECT,		/* addr len prot */
+	KOP_MADVISE,		/* addr len advice */
+	KOP_WRITE,		/* addr len stride value */
+	KOP_READ,		/* addr len stride */
+	KOP_FORK,		/* child */
+	KOP_EXIT,		/* no reply: the process is gone */
+	KOP_REGISTER,		/* handle addr len */
+	KOP_UNREGISTER,		/* handle */
+	KOP_DIO_WRITE,		/* addr len */
+	KOP_DIO_READ,		/* addr len value */
+	KOP_VMSPLICE,		/* handle addr len */
+	KOP_DRAIN,		/* handle; replies with data */
+	KOP_MREMAP,		/* addr len new_addr */
+	KOP_SPLIT_BLOCK,	/* addr: mprotect one page to prot2, back to prot */
+	KOP_PEEK,		/* len addresses follow; replies with len bytes */
+};
+
+/* At most this many addresses follow one KOP_PEEK. */
+#define KPEEK_MAX 4096
+
+struct kcmd {
+	int op;			/* enum kop */
+	int handle;
+	int child;		/* fork: the new process's id */
+	int prot, prot2;	/* PROT_* */
+	int advice;		/* MADV_*, or -1 */
+	int value;		/* the byte to store */
+	unsigned long addr, len, stride, new_addr;
+	/*
+	 * Where the scenario's regions lie: [span_lo, span_hi).  The process
+	 * pre-faults every mapping of its own but never these.
+	 */
+	unsigned long span_lo, span_hi;
+};
+
+enum { KREPLY_DONE, KREPLY_DATA };
+
+struct kreply {
+	int kind;		/* KREPLY_DONE or KREPLY_DATA */
+	int err;		/* positive errno */
+	unsigned long faults;	/* ru_minflt delta of the command */
+	unsigned long child_faults;
+	long child_pid;
+	unsigned long data_len;	/* KREPLY_DATA: bytes that follow */
+};
+
+/*
+ * What a scenario process knows of the run.  It lives in the coordinator
+ * and is inherited, read-only, by every process it forks.
+ */
+struct kproc_env {
+	int nr_procs;
+	int (*fds)[4];		/* per process: KFD_* */
+	const int *parent;	/* parent process id, -1 for P0 */
+	int scratch_fd;		/* O_DIRECT file, already unlinked */
+	unsigned long pipe_max;	/* /proc/sys/fs/pipe-max-size */
+	unsigned long page_size;
+};
+
+/* The four pipe ends of one process. */
+enum { KFD_CMD_R, KFD_CMD_W, KFD_REPLY_R, KFD_REPLY_W };
+
+/*
+ * One-time setup of the coordinator before any process is started:
+ * the fork trampoline.  Returns 0 or -errno.
+ */
+int kproc_prepare(void);
+
+/* Whether @desc is @anc or one of its descendants in the scenario. */
+int kproc_in_subtree(const struct kproc_env *env, int desc, int anc);
+
+/* The body of process @id; never returns. */
+void kproc_serve(const struct kproc_env *env, int id)
+	__attribute__((noreturn));
+
+#endif /* BACKEND_KERNEL_PROC_H */

@@ -1,0 +1,624 @@
+/*
+ * test_thp_sysfs.c - the kernel backend's THP settings: what a run
+ * writes, that every value comes back on every exit path (restore,
+ * exit(), a fatal signal; never from a child that inherited the handlers),
+ * and the fallback counters' explanation.
+ *
+ * Most cases run on a fake tree of plain files in a temporary directory,
+ * so they run anywhere.  The cases on the real /sys/kernel/mm/
+ * transparent_hugepage need root; each one compares every file it could
+ * touch with what it read before, and they are skipped when not root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/thp_sysfs.h"
+#include "tests/tap.h"
+
+static char fake[64];
+
+/* ---- files ------------------------------------------------------------ */
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);	/* the test itself cannot run */
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static void mkdirs(const char *dir, const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* A file's text, newline dropped; "?" when unreadable. */
+static const char *get(const char *dir, const char *rel)
+{
+	static char buf[8][256];
+	static int slot;
+	char path[512], *b = buf[slot++ % 8];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return "?";
+	n = read(fd, b, 255);
+	close(fd);
+	if (n < 0)
+		return "?";
+	b[n] = '\0';
+	if (n && b[n - 1] == '\n')
+		b[n - 1] = '\0';
+	return b;
+}
+
+/* The selected word: "[x]" of a choice file, or a plain file's text. */
+static const char *word(const char *dir, const char *rel)
+{
+	static char buf[8][64];
+	static int slot;
+	const char *t = get(dir, rel), *l = strchr(t, '['), *r;
+	char *b = buf[slot++ % 8];
+
+	if (!l || !(r = strchr(l, ']')))
+		return t;
+	snprintf(b, 64, "%.*s", (int)(r - l - 1), l + 1);
+	return b;
+}
+
+static const char choice4[] = "always inherit madvise [never]\n";
+
+static void make_fake_tree(void)
+{
+	static const char *const sizes[] = { "8", "16", "64", "2048" };
+	static const char *const stats[] = {
+		"anon_fault_alloc", "anon_fault_fallback",
+		"anon_fault_fallback_charge",
+	};
+	char rel[128];
+	size_t i, s;
+
+	strcpy(fake, "/tmp/thp-sysfs-test.XXXXXX");
+	if (!mkdtemp(fake)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	chmod(fake, 0755);
+	put(fake, "enabled", "always [madvise] never\n");
+	put(fake, "defrag", "always defer defer+madvise [madvise] never\n");
+	put(fake, "use_zero_page", "1\n");
+	put(fake, "hpage_pmd_size", "2097152\n");
+	put(fake, "anon_beside_full", "0\n");
+	mkdirs(fake, "khugepaged");
+	put(fake, "khugepaged/pages_to_scan", "4096\n");
+	put(fake, "khugepaged/scan_sleep_millisecs", "10000\n");
+	put(fake, "khugepaged/alloc_sleep_millisecs", "60000\n");
+	put(fake, "khugepaged/defrag", "1\n");
+	put(fake, "khugepaged/max_ptes_none", "511\n");
+	put(fake, "khugepaged/pages_collapsed", "0\n");
+	/* No 32kB: a size the scenario language has and this "kernel" lacks. */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(rel, sizeof(rel), "hugepages-%skB", sizes[i]);
+		mkdirs(fake, rel);
+		snprintf(rel, sizeof(rel), "hugepages-%skB/enabled", sizes[i]);
+		put(fake, rel, strcmp(sizes[i], "2048") ? choice4 :
+			       "always [inherit] madvise never\n");
+		snprintf(rel, sizeof(rel), "hugepages-%skB/stats", sizes[i]);
+		mkdirs(fake, rel);
+		for (s = 0; s < 3; s++) {
+			snprintf(rel, sizeof(rel), "hugepages-%skB/stats/%s",
+				 sizes[i], stats[s]);
+			put(fake, rel, "0\n");
+		}
+	}
+}
+
+static void remove_fake_tree(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake);
+	if (system(cmd))
+		tap_diag("could not remove %s", fake);
+}
+
+/* Every knob apply may write, and a few it must not. */
+static const char *const knob_names[] = {
+	"enabled", "defrag", "use_zero_page", "anon_beside_full",
+	"shrink_underused", "khugepaged/defrag", "khugepaged/pages_to_scan",
+	"khugepaged/scan_sleep_millisecs", "khugepaged/alloc_sleep_millisecs",
+	"khugepaged/max_ptes_none", "hugepages-8kB/enabled",
+	"hugepages-16kB/enabled", "hugepages-32kB/enabled",
+	"hugepages-64kB/enabled", "hugepages-128kB/enabled",
+	"hugepages-256kB/enabled", "hugepages-512kB/enabled",
+	"hugepages-1024kB/enabled", "hugepages-2048kB/enabled",
+};
+#define NR_KNOB_NAMES (int)(sizeof(knob_names) / sizeof(knob_names[0]))
+
+struct state {
+	char word[NR_KNOB_NAMES][256];
+};
+
+static void read_state(const char *dir, struct state *st)
+{
+	int i;
+
+	for (i = 0; i < NR_KNOB_NAMES; i++)
+		snprintf(st->word[i], sizeof(st->word[i]), "%s",
+			 word(dir, knob_names[i]));
+}
+
+/* "" if equal, else the first knob that differs. */
+static const char *state_diff(const struct state *a, const struct state *b)
+{
+	static char buf[600];
+	int i;
+
+	for (i = 0; i < NR_KNOB_NAMES; i++)
+		if (strcmp(a->word[i], b->word[i])) {
+			snprintf(buf, sizeof(buf), "%s: %s, was %s",
+				 knob_names[i], b->word[i], a->word[i]);
+			return buf;
+		}
+	return "";
+}
+
+/* ---- applying in a child ---------------------------------------------- */
+
+enum ending { END_SIGNAL, END_EXIT, END_RESTORE };
+
+/*
+ * Fork a child that applies @mthp, tells us, waits for our word and then
+ * (per @how) is killed by @sig or raises it, calls exit(0) or restores
+ * and _exit(0)s.  @probe, if not NULL, is read while the child holds the
+ * settings.  Returns the wait status, or -1 if the child could not apply
+ * (its reason in @why).
+ */
+static int run_child(const enum scn_policy mthp[], enum ending how, int sig,
+		     const char *dir, struct state *probe, char *why,
+		     size_t whylen)
+{
+	bool self = sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT;
+	int up[2], down[2], status;
+	char buf[256] = "";
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(up) || pipe(down))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int ret;
+
+		close(up[0]);
+		close(down[1]);
+		ret = thp_settings_apply(mthp, buf, sizeof(buf));
+		n = write(up[1], buf, strlen(buf) + 1);
+		if (ret)
+			_exit(2);
+		n = read(down[0], buf, 1);
+		(void)n;
+		switch (how) {
+		case END_SIGNAL:
+			if (self)
+				raise(sig);
+			for (;;)
+				pause();
+		case END_EXIT:
+			exit(0);
+		case END_RESTORE:
+			thp_settings_restore();
+			_exit(0);
+		}
+		_exit(3);
+	}
+	close(up[1]);
+	close(down[0]);
+	n = read(up[0], buf, sizeof(buf) - 1);
+	close(up[0]);
+	if (n <= 0 || buf[0]) {
+		snprintf(why, whylen, "%s", n > 0 ? buf : "child died");
+		close(down[1]);
+		waitpid(pid, &status, 0);
+		return -1;
+	}
+	if (probe)
+		read_state(dir, probe);
+	if (how == END_SIGNAL && !self)
+		kill(pid, sig);
+	else
+		n = write(down[1], "", 1);
+	close(down[1]);
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static bool died_of(int status, int sig)
+{
+	return status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+/* ---- the fake tree ---------------------------------------------------- */
+
+static void set_policy(enum scn_policy mthp[], unsigned long size,
+		       enum scn_policy p)
+{
+	int i;
+
+	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
+		if (scenario_mthp_size(i) == size)
+			mthp[i] = p;
+}
+
+static void test_fake_apply(void)
+{
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	struct state before, after;
+	char why[256];
+	int ret;
+
+	read_state(fake, &before);
+	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
+	set_policy(mthp, 16UL << 10, SCN_POL_INHERIT);
+	set_policy(mthp, 2UL << 20, SCN_POL_ALWAYS);
+	ret = thp_settings_apply(mthp, why, sizeof(why));
+	if (!tap_ok(ret == 0, "fake: apply 16K inherit, 64K always, 2M always"
+		    " (got %d: %s)", ret, why))
+		return;
+	tap_ok(!strcmp(word(fake, "enabled"), "always") &&
+	       !strcmp(word(fake, "hugepages-2048kB/enabled"), "inherit") &&
+	       !strcmp(word(fake, "hugepages-64kB/enabled"), "always") &&
+	       !strcmp(word(fake, "hugepages-16kB/enabled"), "inherit") &&
+	       !strcmp(word(fake, "hugepages-8kB/enabled"), "never"),
+	       "fake: global is the 2M line, 2048kB inherit, sizes their"
+	       " policy, the unnamed 8kB never");
+	tap_ok(!strcmp(word(fake, "khugepaged/pages_to_scan"), "1") &&
+	       !strcmp(word(fake, "khugepaged/max_ptes_none"), "0") &&
+	       !strcmp(word(fake, "khugepaged/scan_sleep_millisecs"),
+		       "86400000") &&
+	       !strcmp(word(fake, "khugepaged/alloc_sleep_millisecs"),
+		       "86400000"),
+	       "fake: khugepaged asleep, scanning one page a pass, no holes");
+	tap_ok(!strcmp(get(fake, "anon_beside_full"), "0") &&
+	       !strcmp(get(fake, "khugepaged/defrag"), "1") &&
+	       !strcmp(get(fake, "defrag"),
+		       "always defer defer+madvise [madvise] never") &&
+	       !strcmp(get(fake, "hugepages-8kB/enabled"),
+		       "always inherit madvise [never]"),
+	       "fake: unknown knobs and knobs already right are not written");
+	ret = thp_settings_apply(mthp, why, sizeof(why));
+	tap_ok(ret == -EBUSY, "fake: a second apply is refused (got %d)", ret);
+	thp_settings_restore();
+	read_state(fake, &after);
+	tap_is_str(state_diff(&before, &after), "",
+		   "fake: restore puts every value back");
+	thp_settings_restore();
+	read_state(fake, &after);
+	tap_is_str(state_diff(&before, &after), "",
+		   "fake: a second restore changes nothing");
+	ret = thp_settings_apply(mthp, why, sizeof(why));
+	tap_ok(ret == 0, "fake: apply works again after restore (got %d)",
+	       ret);
+	thp_settings_restore();
+}
+
+static void test_fake_unsupported(void)
+{
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	struct state before, after;
+	char why[256];
+	int ret;
+
+	read_state(fake, &before);
+	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
+	set_policy(mthp, 32UL << 10, SCN_POL_MADVISE);
+	ret = thp_settings_apply(mthp, why, sizeof(why));
+	tap_ok(ret == -EOPNOTSUPP, "fake: a named size the kernel lacks:"
+	       " -EOPNOTSUPP (got %d)", ret);
+	tap_is_str(why, "this kernel has no 32kB mTHP size",
+		   "fake: the reason names the size");
+	read_state(fake, &after);
+	tap_is_str(state_diff(&before, &after), "",
+		   "fake: nothing written when the size is missing");
+
+	/* A missing size the scenario does not use is no reason to skip. */
+	set_policy(mthp, 32UL << 10, SCN_POL_NEVER);
+	ret = thp_settings_apply(mthp, why, sizeof(why));
+	tap_ok(ret == 0, "fake: a missing size left at never is fine (got %d:"
+	       " %s)", ret, why);
+	thp_settings_restore();
+}
+
+/* Apply in a child that then ends each way; the values must be back. */
+static void test_fake_exit_paths(void)
+{
+	static const struct {
+		enum ending how;
+		int sig;
+		const char *name;
+	} cases[] = {
+		{ END_SIGNAL, SIGTERM, "SIGTERM" },
+		{ END_SIGNAL, SIGINT, "SIGINT" },
+		{ END_SIGNAL, SIGHUP, "SIGHUP" },
+		{ END_SIGNAL, SIGQUIT, "SIGQUIT" },
+		{ END_SIGNAL, SIGSEGV, "SIGSEGV" },
+		{ END_SIGNAL, SIGABRT, "SIGABRT" },
+		{ END_SIGNAL, SIGBUS, "SIGBUS" },
+		{ END_EXIT, 0, "exit()" },
+		{ END_RESTORE, 0, "restore and _exit()" },
+	};
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	struct state before, during, after;
+	char why[256];
+	size_t i;
+	int status;
+
+	set_policy(mthp, 64UL << 10, SCN_POL_MADVISE);
+	set_policy(mthp, 2UL << 20, SCN_POL_NEVER);
+	read_state(fake, &before);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		status = run_child(mthp, cases[i].how, cases[i].sig, fake,
+				   &during, why, sizeof(why));
+		read_state(fake, &after);
+		tap_ok(status != -1 && !strcmp(during.word[13], "madvise") &&
+		       !strcmp(during.word[0], "never"),
+		       "fake, %s: the child's settings were in place",
+		       cases[i].name);
+		if (cases[i].how == END_SIGNAL)
+			tap_ok(died_of(status, cases[i].sig), "fake, %s: the"
+			       " child still dies of the signal (status %#x)",
+			       cases[i].name, status);
+		else
+			tap_ok(status != -1 && WIFEXITED(status) &&
+			       !WEXITSTATUS(status),
+			       "fake, %s: the child exits 0 (status %#x)",
+			       cases[i].name, status);
+		tap_is_str(state_diff(&before, &after), "",
+			   "fake, %s: every value is back", cases[i].name);
+	}
+}
+
+/*
+ * A child of the applying process inherits the handlers and the atexit
+ * hook; its death must not restore (the run is still going), whether it
+ * dies of a signal or exits.
+ */
+static void test_fake_grandchild(void)
+{
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	struct state before, after;
+	int fds[2], status = -1;
+	char result[2] = "?";
+	ssize_t n;
+	pid_t pid;
+
+	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
+	read_state(fake, &before);
+	if (pipe(fds))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		char why[256];
+		int st1, st2;
+		pid_t g;
+
+		close(fds[0]);
+		if (thp_settings_apply(mthp, why, sizeof(why)))
+			_exit(2);
+		g = fork();
+		if (!g) {
+			raise(SIGSEGV);
+			_exit(1);
+		}
+		waitpid(g, &st1, 0);
+		g = fork();
+		if (!g)
+			exit(0);
+		waitpid(g, &st2, 0);
+		/* Still applied after both grandchildren ended? */
+		result[0] = !strcmp(word(fake, "hugepages-64kB/enabled"),
+				    "always") && died_of(st1, SIGSEGV) ? 'y' : 'n';
+		n = write(fds[1], result, 1);
+		(void)n;
+		exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], result, 1);
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	read_state(fake, &after);
+	tap_ok(n == 1 && result[0] == 'y', "fake: a child that dies of SIGSEGV"
+	       " or exits leaves its parent's settings applied");
+	tap_is_str(state_diff(&before, &after), "",
+		   "fake: the applying process restores at its exit");
+}
+
+static void test_fake_not_writable(void)
+{
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	struct state before, after;
+	char why[256] = "";
+	int status = -1, fds[2];
+	ssize_t n;
+	pid_t pid;
+
+	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
+	read_state(fake, &before);
+	if (pipe(fds))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		int ret;
+
+		close(fds[0]);
+		/* Root writes anything: drop to nobody; else a 0444 file. */
+		if (geteuid() == 0) {
+			if (setgid(65534) || setuid(65534))
+				_exit(3);
+		} else {
+			char path[512];
+
+			snprintf(path, sizeof(path),
+				 "%s/hugepages-64kB/enabled", fake);
+			chmod(path, 0444);
+		}
+		ret = thp_settings_apply(mthp, why, sizeof(why));
+		n = write(fds[1], why, strlen(why) + 1);
+		(void)n;
+		_exit(ret == -EACCES ? 0 : 1);
+	}
+	close(fds[1]);
+	n = read(fds[0], why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (geteuid()) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/hugepages-64kB/enabled", fake);
+		chmod(path, 0644);
+	}
+	read_state(fake, &after);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	       strstr(why, "not root: cannot write "),
+	       "fake: an unwritable knob is -EACCES, and says why (%s)", why);
+	tap_is_str(state_diff(&before, &after), "",
+		   "fake: what was written before the refusal is back");
+}
+
+static void test_fallback_check(void)
+{
+	struct thp_fallback before, after;
+	char why[256];
+	int ret;
+
+	ret = thp_fallback_snapshot(&before);
+	if (!tap_ok(ret == 0 && before.size[2].have && !before.size[1].have &&
+		    before.have_collapsed,
+		    "fallback: snapshot of the fake tree (got %d)", ret))
+		return;
+	after = before;
+	tap_ok(thp_fallback_check(&before, &after, why, sizeof(why)) == 0 &&
+	       !*why, "fallback: no change, no reason");
+	put(fake, "hugepages-64kB/stats/anon_fault_alloc", "64\n");
+	put(fake, "hugepages-64kB/stats/anon_fault_fallback", "2\n");
+	thp_fallback_snapshot(&after);
+	ret = thp_fallback_check(&before, &after, why, sizeof(why));
+	tap_ok(ret == 1, "fallback: two 64K fallbacks are found");
+	tap_is_str(why, "2 of the 66 64kB faults fell back to smaller folios",
+		   "fallback: the reason counts them");
+	put(fake, "hugepages-2048kB/stats/anon_fault_fallback", "1\n");
+	put(fake, "hugepages-2048kB/stats/anon_fault_fallback_charge", "1\n");
+	put(fake, "khugepaged/pages_collapsed", "512\n");
+	thp_fallback_snapshot(&after);
+	thp_fallback_check(&before, &after, why, sizeof(why));
+	tap_is_str(why, "2 of the 66 64kB faults fell back to smaller folios;"
+		   " 1 of the 1 2048kB faults fell back to smaller folios;"
+		   " 1 of them at the memory cgroup charge;"
+		   " khugepaged collapsed 512 pages during the run",
+		   "fallback: every size, the charge and khugepaged");
+}
+
+/* ---- the real sysfs --------------------------------------------------- */
+
+static void test_real_exit_paths(void)
+{
+	static const struct {
+		enum ending how;
+		int sig;
+		const char *name;
+	} cases[] = {
+		{ END_SIGNAL, SIGTERM, "SIGTERM" },
+		{ END_SIGNAL, SIGINT, "SIGINT" },
+		{ END_EXIT, 0, "exit()" },
+	};
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	struct state before, during, after;
+	struct thp_fallback fb;
+	char why[256];
+	size_t i;
+	int status;
+
+	if (geteuid()) {
+		tap_skip("not root", "real sysfs: apply, signals, restore");
+		return;
+	}
+	if (thp_sysfs_set_dir(NULL))
+		return;
+	/* A configuration unlike the usual one, so restoring shows. */
+	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
+	set_policy(mthp, 2UL << 20, SCN_POL_NEVER);
+	read_state(THP_SYSFS_DIR, &before);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		status = run_child(mthp, cases[i].how, cases[i].sig,
+				   THP_SYSFS_DIR, &during, why, sizeof(why));
+		read_state(THP_SYSFS_DIR, &after);
+		if (status == -1) {
+			tap_skip(why, "real sysfs, %s", cases[i].name);
+			continue;
+		}
+		tap_ok(!strcmp(during.word[13], "always") &&
+		       !strcmp(during.word[0], "never") &&
+		       !strcmp(during.word[7], "86400000"),
+		       "real sysfs, %s: the child's settings were in place",
+		       cases[i].name);
+		tap_is_str(state_diff(&before, &after), "",
+			   "real sysfs, %s: every value is back", cases[i].name);
+	}
+	tap_ok(thp_fallback_snapshot(&fb) == 0 && fb.have_collapsed,
+	       "real sysfs: the fallback counters can be read");
+	thp_sysfs_set_dir(fake);
+}
+
+int main(void)
+{
+	/* The children that die of SIGSEGV, SIGABRT, SIGBUS and SIGQUIT
+	 * should leave no core files behind. */
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	make_fake_tree();
+	if (thp_sysfs_set_dir(fake)) {
+		remove_fake_tree();
+		return 1;
+	}
+	test_fake_apply();
+	test_fake_unsupported();
+	test_fake_exit_paths();
+	test_fake_grandchild();
+	test_fake_not_writable();
+	test_fallback_check();
+	test_real_exit_paths();
+	remove_fake_tree();
+	return tap_done();
+}

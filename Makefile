@@ -33,6 +33,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 MM_SRCS       := $(sort $(wildcard mm/*.c))
 SCENARIO_SRCS := $(sort $(wildcard scenario/*.c))
 BACKEND_SRCS  := $(sort $(wildcard backend/*.c))
+BENCH_SRCS    := $(sort $(wildcard bench/*.c))
 CLI_SRCS      := $(sort $(wildcard cli/*.c))
 TEST_SRCS     := $(sort $(wildcard tests/unit/*.c))
 
@@ -54,8 +55,9 @@ $(LIB): $(call obj,$(MM_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
 
-# The scenario layer and the backends, shared by the tool and the tests.
-$(APP_LIB): $(call obj,$(SCENARIO_SRCS) $(BACKEND_SRCS))
+# The scenario layer, the backends and the benchmarks, shared by the tool
+# and the tests.
+$(APP_LIB): $(call obj,$(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
 

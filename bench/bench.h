@@ -1,0 +1,94 @@
+/*
+ * bench/ - the benchmarks of the seed documents' tables, measured on the
+ * model (per-PTE against batched, in one run) and on this machine's
+ * kernel, with their method printed beside the numbers.
+ *
+ * bench.h: what the three benchmarks (gup.c, cow.c, mprotect.c) share:
+ * options, folio modes, timing statistics, rows (printed, JSON), and
+ * setting up a region of a given folio mode on the model.
+ */
+#ifndef BENCH_BENCH_H
+#define BENCH_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ptebatch.h"
+
+enum bench_backend { BENCH_MODEL = 1, BENCH_KERNEL = 2, BENCH_BOTH = 3 };
+
+struct bench_opts {
+	enum bench_backend backend;
+	const char *arch;		/* "x86_64" for now */
+	unsigned long size;		/* region bytes; 0 = the bench's default */
+	int reps;			/* 0 = the bench's default */
+	bool quick;			/* tiny sizes, few reps: a smoke test */
+	FILE *json;			/* NULL or an open JSON-lines stream */
+	const char *plot;		/* NULL or an .svg path */
+	bool progress;			/* stderr is a terminal */
+	FILE *out;			/* where tables go */
+};
+
+/* The folio modes of the seed tables. */
+enum folio_mode {
+	FOLIO_4K,		/* MADV_NOHUGEPAGE, order 0 */
+	FOLIO_64K,		/* mTHP 64K */
+	FOLIO_1M,		/* mTHP 1M */
+	FOLIO_2M_PTE,		/* PMD THP split to PTEs (folio stays whole) */
+	FOLIO_2M_PMD,		/* PMD-mapped THP */
+	NR_FOLIO_MODES,
+};
+
+const char *folio_mode_name(enum folio_mode m);	/* "4K", "64K", "1M", "2M-PTE", "2M-PMD" */
+
+/* Timing: microseconds of CLOCK_MONOTONIC. */
+double bench_now_us(void);
+
+struct bench_stat {
+	double median_us, min_us, max_us;
+	int reps;
+};
+/* Median/min/max of @n samples (sorts @samples). */
+struct bench_stat bench_stats(double *samples, int n);
+
+/* One row of a table, as JSON carries it. */
+struct bench_row {
+	const char *bench;		/* "gup", "cow", "mprotect" */
+	const char *folio;		/* folio_mode_name() */
+	const char *op;			/* e.g. "pin_user_pages_fast" */
+	const char *variant;		/* "baseline", "seeds", "kernel", ... */
+	const char *backend;		/* "model" or "kernel" */
+	struct bench_stat t;
+	/* Counters where they exist; -1 = not measured. */
+	long long faults, folio_ref_atomic, pincount_atomic, tlb_flush;
+	const char *extra_json;		/* NULL or ",\"key\":value..." */
+};
+void bench_row_init(struct bench_row *r);
+/* Append @r to opts->json (one JSON object per line) if JSON is on. */
+void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
+
+/* Progress on stderr when it is a terminal. */
+void bench_progress(const struct bench_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The model: bring up a machine of @memory bytes with variant @v, and map
+ * @size bytes at @addr in a new process in folio mode @m, every page
+ * written (so every folio is there).  Returns 0 or -errno; *@procp is the
+ * process (pb_exit it, then pb_fini).
+ */
+int bench_model_start(unsigned long memory, const struct pb_variant *v);
+int bench_model_region(struct pb_proc **procp, unsigned long addr,
+		       unsigned long size, enum folio_mode m);
+/* Counter deltas of the calling thread. */
+void bench_stats_snapshot(uint64_t out[PB_NR_STATS]);
+
+#define BENCH_MODEL_ADDR (1UL << 32)
+
+/* The benchmarks.  Each prints its tables to o->out; 0 or -errno. */
+int bench_gup(const struct bench_opts *o);
+int bench_cow(const struct bench_opts *o);
+int bench_mprotect(const struct bench_opts *o);
+
+#endif /* BENCH_BENCH_H */

@@ -171,41 +171,7 @@ static unsigned long range_addr(const struct kernel *k, const struct stmt *st)
 
 /* ---- talking to a process ---------------------------------------------- */
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
 
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EPIPE;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
 
 static void close_fd(int *fd)
 {
@@ -240,7 +206,7 @@ static int read_reply(struct kernel *k, int proc, struct kreply *r,
 	int ret;
 
 	for (;;) {
-		ret = read_full(fd, r, sizeof(*r));
+		ret = kio_read_full(fd, r, sizeof(*r));
 		if (ret)
 			return ret;
 		if (r->kind == KREPLY_DONE)
@@ -255,7 +221,7 @@ static int read_reply(struct kernel *k, int proc, struct kreply *r,
 		} else if (r->data_len > cap - have) {
 			return -EIO;
 		}
-		ret = read_full(fd, buf + have, r->data_len);
+		ret = kio_read_full(fd, buf + have, r->data_len);
 		if (ret)
 			return ret;
 		have += r->data_len;
@@ -285,9 +251,9 @@ static int call(struct kernel *k, int proc, const struct kcmd *c,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = write_full(k->fds[proc][KFD_CMD_W], c, sizeof(*c));
+	ret = kio_write_full(k->fds[proc][KFD_CMD_W], c, sizeof(*c));
 	if (!ret && payload_len)
-		ret = write_full(k->fds[proc][KFD_CMD_W], payload, payload_len);
+		ret = kio_write_full(k->fds[proc][KFD_CMD_W], payload, payload_len);
 	if (!ret)
 		ret = read_reply(k, proc, r, data, data_len, k->peek_byte,
 				 sizeof(k->peek_byte));
@@ -387,7 +353,7 @@ static int do_exit(struct kernel *k, int proc)
 	struct kcmd c;
 
 	init_cmd(k, &c, KOP_EXIT);
-	write_full(k->fds[proc][KFD_CMD_W], &c, sizeof(c));
+	kio_write_full(k->fds[proc][KFD_CMD_W], &c, sizeof(c));
 	/* Once it is a zombie its memory is gone: exit_mm() comes first. */
 	reap(k, proc);
 	return 0;

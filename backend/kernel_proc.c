@@ -159,39 +159,14 @@ static volatile sig_atomic_t in_access;
 
 /* ---- pipes ------------------------------------------------------------ */
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
+/* A reply that cannot be written: the coordinator is gone, so is the run. */
 static void write_full(int fd, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* The coordinator is gone: so is the run. */
-		if (n <= 0)
-			_exit(1);
-		p += n;
-		len -= n;
-	}
+	if (kio_write_full(fd, buf, len))
+		_exit(1);
 }
+
+
 
 static void send_data(const void *buf, size_t len)
 {
@@ -532,7 +507,7 @@ static void do_peek(void)
 	unsigned long i, nr = cmd.len;
 	int fd;
 
-	if (nr > KPEEK_MAX || read_full(srv.cmd_fd, peek_addr,
+	if (nr > KPEEK_MAX || kio_read_full(srv.cmd_fd, peek_addr,
 					nr * sizeof(peek_addr[0])))
 		_exit(1);
 	memset(peek_byte, 0, nr);
@@ -790,7 +765,7 @@ void kproc_serve(const struct kproc_env *env, int id)
 	srv.need_populate = true;
 
 	for (;;) {
-		if (read_full(srv.cmd_fd, &cmd, sizeof(cmd)))
+		if (kio_read_full(srv.cmd_fd, &cmd, sizeof(cmd)))
 			_exit(0);	/* the coordinator closed the pipe */
 		memset(&rep, 0, sizeof(rep));
 		run_command();

@@ -14,8 +14,10 @@
 #ifndef BACKEND_KERNEL_PROC_H
 #define BACKEND_KERNEL_PROC_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "scenario/scenario.h"
 
@@ -96,5 +98,45 @@ int kproc_in_subtree(const struct kproc_env *env, int desc, int anc);
 /* The body of process @id; never returns. */
 void kproc_serve(const struct kproc_env *env, int id)
 	__attribute__((noreturn));
+
+/*
+ * Move exactly @len bytes over a pipe, riding out EINTR: 0, or -errno
+ * (-EPIPE when the other end closed before everything arrived).
+ */
+static inline int kio_read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static inline int kio_write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
 
 #endif /* BACKEND_KERNEL_PROC_H */

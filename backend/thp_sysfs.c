@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -158,6 +159,55 @@ static void restore_knobs(void)
 	}
 }
 
+/*
+ * The THP knobs are the machine's: two runs that applied at once would
+ * each save the other's values as "original" and the last restore would
+ * leave them changed.  A run holds this lock from apply to restore, so
+ * runs (tests, diff, benchmarks) take turns.  Only for the real sysfs
+ * tree; a test's fake tree is its own.
+ */
+static int __attribute__((format(printf, 4, 5)))
+fail(int err, char *why, size_t whylen, const char *fmt, ...);
+
+#define THP_LOCK_PATH "/run/lock/ptebatch-thp.lock"
+#define THP_LOCK_FALLBACK "/tmp/ptebatch-thp.lock"
+static volatile int lock_fd = -1;
+
+static int take_lock(char *why, size_t whylen)
+{
+	int fd;
+
+	if (strcmp(thp_dir, THP_SYSFS_DIR))
+		return 0;
+	fd = open(THP_LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fd = open(THP_LOCK_FALLBACK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fail(-errno, why, whylen, "cannot open %s: %s",
+			    THP_LOCK_PATH, strerror(errno));
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int err = errno;
+
+			close(fd);
+			return fail(-err, why, whylen, "cannot lock %s: %s",
+				    THP_LOCK_PATH, strerror(err));
+		}
+	}
+	lock_fd = fd;
+	return 0;
+}
+
+/* Async-signal-safe: close() releases the lock. */
+static void drop_lock(void)
+{
+	int fd = lock_fd;
+
+	lock_fd = -1;
+	if (fd >= 0)
+		close(fd);
+}
+
 static void drop_anchor(void)
 {
 	void *a = anchor;
@@ -192,6 +242,7 @@ void thp_settings_restore(void)
 	restore_knobs();
 	drop_anchor();
 	uninstall_handlers();
+	drop_lock();
 }
 
 /*
@@ -208,6 +259,7 @@ static void on_fatal_signal(int sig)
 	if (getpid() == owner) {
 		restore_knobs();
 		drop_anchor();
+		drop_lock();
 	}
 	for (i = 0; i < NR_RESTORE_SIGNALS; i++)
 		if (restore_signals[i] == sig)
@@ -555,10 +607,15 @@ int thp_settings_apply(const enum scn_policy mthp[SCN_NR_MTHP_SIZES],
 		     strerror(-ret));
 		goto out;
 	}
-	nr_knobs = 0;
-	ret = save_knobs(p, &nr, why, whylen);
+	ret = take_lock(why, whylen);
 	if (ret)
 		goto out;
+	nr_knobs = 0;
+	ret = save_knobs(p, &nr, why, whylen);
+	if (ret) {
+		drop_lock();
+		goto out;
+	}
 	owner = getpid();
 	nr_knobs = nr;
 	install_handlers();

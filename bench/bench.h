@@ -65,8 +65,18 @@ struct bench_row {
 	const char *extra_json;		/* NULL or ",\"key\":value..." */
 };
 void bench_row_init(struct bench_row *r);
-/* Append @r to opts->json (one JSON object per line) if JSON is on. */
+/*
+ * Append @r to opts->json (one JSON object per line) if JSON is on, and
+ * keep a copy of it for bench_plot() if --plot is on.
+ */
 void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
+
+/*
+ * --plot: draw every row kept so far (median time per folio size, one bar
+ * per op/variant/backend, one panel per bench) into o->plot with gnuplot.
+ * Returns 0, or -errno with the reason on stderr (-ENOENT: no gnuplot).
+ */
+int bench_plot(const struct bench_opts *o);
 
 /* Progress on stderr when it is a terminal. */
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)

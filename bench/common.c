@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 
@@ -60,10 +61,50 @@ static void json_counter(FILE *f, const char *name, long long v)
 		fprintf(f, ",\"%s\":%lld", name, v);
 }
 
+/* The rows kept for --plot: bench, folio, series label, median. */
+struct plot_row {
+	char *bench, *folio, *series;
+	double median_us;
+};
+static struct plot_row *plot_rows;
+static size_t nr_plot_rows, cap_plot_rows;
+
+static void plot_keep(const struct bench_row *r)
+{
+	struct plot_row *pr;
+	char series[256];
+
+	if (nr_plot_rows == cap_plot_rows) {
+		size_t cap = cap_plot_rows ? 2 * cap_plot_rows : 64;
+		struct plot_row *n = realloc(plot_rows, cap * sizeof(*n));
+
+		if (!n)
+			return;		/* the plot misses a row, no more */
+		plot_rows = n;
+		cap_plot_rows = cap;
+	}
+	snprintf(series, sizeof(series), "%s %s (%s)", r->op, r->variant,
+		 r->backend);
+	pr = &plot_rows[nr_plot_rows];
+	pr->bench = strdup(r->bench);
+	pr->folio = strdup(r->folio);
+	pr->series = strdup(series);
+	pr->median_us = r->t.median_us;
+	if (!pr->bench || !pr->folio || !pr->series) {
+		free(pr->bench);
+		free(pr->folio);
+		free(pr->series);
+		return;
+	}
+	nr_plot_rows++;
+}
+
 void bench_json_row(const struct bench_opts *o, const struct bench_row *r)
 {
 	FILE *f = o->json;
 
+	if (o->plot)
+		plot_keep(r);
 	if (!f)
 		return;
 	fprintf(f, "{\"bench\":\"%s\",\"folio\":\"%s\",\"op\":\"%s\","
@@ -151,4 +192,149 @@ int bench_model_region(struct pb_proc **procp, unsigned long addr,
 void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 {
 	pb_stats_read(out);
+}
+
+/* ---- --plot ---------------------------------------------------------- */
+
+static bool in_strs(char **list, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+/* Distinct values of one field of the rows of @bench, in first-seen order. */
+static size_t distinct(const char *bench, size_t field, char **out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < nr_plot_rows; i++) {
+		const struct plot_row *r = &plot_rows[i];
+		char *v = field == 0 ? r->bench : field == 1 ? r->folio : r->series;
+
+		if (bench && strcmp(r->bench, bench))
+			continue;
+		if (!in_strs(out, n, v))
+			out[n++] = v;
+	}
+	return n;
+}
+
+static const struct plot_row *find_plot_row(const char *bench,
+					    const char *folio,
+					    const char *series)
+{
+	size_t i;
+
+	for (i = 0; i < nr_plot_rows; i++) {
+		const struct plot_row *r = &plot_rows[i];
+
+		if (!strcmp(r->bench, bench) && !strcmp(r->folio, folio) &&
+		    !strcmp(r->series, series))
+			return r;
+	}
+	return NULL;
+}
+
+/* gnuplot takes '...' strings; the labels here hold no quote of that kind. */
+static void plot_panel(FILE *f, const char *bench, char **scratch1,
+		       char **scratch2)
+{
+	size_t nf = distinct(bench, 1, scratch1);
+	size_t ns = distinct(bench, 2, scratch2);
+	size_t i, j;
+
+	fprintf(f, "set title '%s: median time per folio size'\n", bench);
+	fputs("plot ", f);
+	for (j = 0; j < ns; j++)
+		fprintf(f, "%s'-' using 2:xtic(1) title '%s'",
+			j ? ", " : "", scratch2[j]);
+	fputc('\n', f);
+	for (j = 0; j < ns; j++) {
+		for (i = 0; i < nf; i++) {
+			const struct plot_row *r =
+				find_plot_row(bench, scratch1[i], scratch2[j]);
+
+			/* A missing cell (a skipped kernel column) is NaN. */
+			if (r && r->median_us > 0)
+				fprintf(f, "%s %.3f\n", scratch1[i], r->median_us);
+			else
+				fprintf(f, "%s NaN\n", scratch1[i]);
+		}
+		fputs("e\n", f);
+	}
+}
+
+int bench_plot(const struct bench_opts *o)
+{
+	char script[] = "/tmp/ptebatch-plot-XXXXXX";
+	char **benches, **s1, **s2;
+	size_t nb, i;
+	int fd, status, err = 0;
+	char cmd[4200];
+	FILE *f;
+
+	if (!o->plot)
+		return 0;
+	if (system("command -v gnuplot >/dev/null 2>&1")) {
+		fprintf(stderr, "ptebatch: --plot needs gnuplot, which is not"
+			" installed (Debian: apt-get install gnuplot-nox)\n");
+		return -ENOENT;
+	}
+	if (!nr_plot_rows) {
+		fprintf(stderr, "ptebatch: --plot: no rows to draw\n");
+		return -ENODATA;
+	}
+	benches = calloc(nr_plot_rows, sizeof(*benches));
+	s1 = calloc(nr_plot_rows, sizeof(*s1));
+	s2 = calloc(nr_plot_rows, sizeof(*s2));
+	fd = mkstemp(script);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!benches || !s1 || !s2 || !f) {
+		err = errno ? -errno : -ENOMEM;
+		fprintf(stderr, "ptebatch: --plot: %s\n", strerror(-err));
+		if (fd >= 0 && !f)
+			close(fd);
+		goto out;
+	}
+	nb = distinct(NULL, 0, benches);
+	fprintf(f, "set terminal svg size 1000,%zu dynamic background '#ffffff'\n"
+		"set output '%s'\n"
+		"set style data histograms\n"
+		"set style histogram clustered gap 1\n"
+		"set style fill solid 0.8 border -1\n"
+		"set logscale y\n"
+		"set ylabel 'median time (us, log scale)'\n"
+		"set xlabel 'folio size'\n"
+		"set key outside right top\n"
+		"set grid ytics\n"
+		"set datafile missing 'NaN'\n"
+		"set multiplot layout %zu,1\n",
+		420 * nb, o->plot, nb);
+	for (i = 0; i < nb; i++)
+		plot_panel(f, benches[i], s1, s2);
+	fputs("unset multiplot\n", f);
+	if (fclose(f)) {
+		err = -errno;
+		fprintf(stderr, "ptebatch: --plot: %s: %s\n", script,
+			strerror(errno));
+		goto out_unlink;
+	}
+	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", script);
+	status = system(cmd);
+	if (status) {
+		fprintf(stderr, "ptebatch: --plot: gnuplot failed (status %d)"
+			" on %s\n", status, o->plot);
+		err = -EIO;
+	}
+out_unlink:
+	unlink(script);
+out:
+	free(benches);
+	free(s1);
+	free(s2);
+	return err;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "bench/bench.h"
 #include "scenario/compare.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
@@ -811,23 +812,196 @@ out:
 	return ret;
 }
 
+/* ---- ptebatch bench --------------------------------------------------- */
+
+static const char *const bench_names[] = { "gup", "cow", "mprotect", "all",
+					   NULL };
+static const char *const bench_backends[] = { "model", "kernel", "both",
+					      NULL };
+static const char *const bench_arches[] = { "x86_64", NULL };
+
+static void bench_usage_text(FILE *f)
+{
+	fputs("usage: ptebatch bench NAME [--backend model|kernel|both]"
+	      " [--arch ARCH] [--size SIZE]\n"
+	      "                      [--reps N] [--quick] [--json FILE]"
+	      " [--plot FILE.svg]\n"
+	      "\n"
+	      "bench     measure the seed tables: NAME is gup, cow, mprotect"
+	      " or all\n"
+	      "  --backend NAME    model, kernel (this machine, as root) or"
+	      " both (the default)\n"
+	      "  --arch ARCH       the model's architecture: x86_64 (the"
+	      " default and, for now, only)\n"
+	      "  --size SIZE       region size, e.g. 64M or 1G (default: the"
+	      " seeds' sizes)\n"
+	      "  --reps N          timed repetitions (default 15), after one"
+	      " warm-up\n"
+	      "  --quick           small sizes, few reps: a smoke test\n"
+	      "  --json FILE       every row as one JSON object per line\n"
+	      "  --plot FILE.svg   draw the tables with gnuplot\n", f);
+}
+
+/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value, or NULL. */
+static const char *bench_value(int argc, char **argv, int *i, size_t len)
+{
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (*i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+static int parse_bench_args(struct bench_opts *o, const char **name,
+			    const char **json, int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i], *eq = strchr(arg, '='), *v;
+		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+		unsigned long n;
+		char *end;
+
+		if (arg[0] != '-') {
+			if (*name)
+				return usage_error("bench: more than one NAME"
+						   " ('%s' and '%s')", *name, arg);
+			if (!in_list(bench_names, arg))
+				return unknown_in_list("bench", "benchmark",
+						       arg, bench_names);
+			*name = arg;
+			continue;
+		}
+		if (len == 7 && !strncmp(arg, "--quick", 7)) {
+			if (eq)
+				return usage_error("--quick takes no value");
+			o->quick = true;
+			continue;
+		}
+#define IS(flag) (len == sizeof(flag) - 1 && !strncmp(arg, flag, len))
+		if (!IS("--backend") && !IS("--arch") && !IS("--size") &&
+		    !IS("--reps") && !IS("--json") && !IS("--plot"))
+			return usage_error("bench: unknown option '%s'", arg);
+		v = bench_value(argc, argv, &i, len);
+		if (!v)
+			return usage_error("%.*s needs a value", (int)len, arg);
+		if (IS("--backend")) {
+			if (!in_list(bench_backends, v))
+				return unknown_in_list("--backend", "backend", v,
+						       bench_backends);
+			o->backend = !strcmp(v, "model") ? BENCH_MODEL :
+				     !strcmp(v, "kernel") ? BENCH_KERNEL :
+				     BENCH_BOTH;
+		} else if (IS("--arch")) {
+			if (!in_list(bench_arches, v))
+				return usage_error("--arch: '%s' is not"
+						   " supported; the benchmarks"
+						   " model x86_64 only for now",
+						   v);
+			o->arch = v;
+		} else if (IS("--size")) {
+			if (scenario_parse_number(v, &n) || !n)
+				return usage_error("--size: bad size '%s'"
+						   " (e.g. 64M or 1G)", v);
+			o->size = n;
+		} else if (IS("--reps")) {
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (errno || end == v || *end || n < 1 || n > 100000 ||
+			    v[0] == '-')
+				return usage_error("--reps: expected a number"
+						   " from 1, got '%s'", v);
+			o->reps = (int)n;
+		} else if (IS("--json")) {
+			*json = v;
+		} else {
+			len = strlen(v);
+			if (len < 5 || strcmp(v + len - 4, ".svg"))
+				return usage_error("--plot: '%s' must end in"
+						   " .svg", v);
+			if (strchr(v, '\''))
+				return usage_error("--plot: '%s' may not"
+						   " contain a quote", v);
+			o->plot = v;
+		}
+#undef IS
+	}
+	if (!*name)
+		return usage_error("bench: no NAME given (gup, cow, mprotect"
+				   " or all)");
+	return 0;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	static int (*const benches[])(const struct bench_opts *) = {
+		bench_gup, bench_cow, bench_mprotect,
+	};
+	struct bench_opts o = {
+		.backend = BENCH_BOTH,
+		.arch = "x86_64",
+		.out = stdout,
+	};
+	const char *name = NULL, *json = NULL;
+	int i, ret, err = 0;
+
+	ret = parse_bench_args(&o, &name, &json, argc, argv);
+	if (ret)
+		return ret;
+	if (json) {
+		o.json = fopen(json, "w");
+		if (!o.json) {
+			fprintf(stderr, "ptebatch: --json: %s: %s\n", json,
+				strerror(errno));
+			return SCN_RUN_FAILED;
+		}
+	}
+	o.progress = isatty(STDERR_FILENO);
+	for (i = 0; i < 3 && !err; i++) {
+		if (strcmp(name, "all") && strcmp(name, bench_names[i]))
+			continue;
+		if (!strcmp(name, "all") && i)
+			fputc('\n', stdout);
+		err = benches[i](&o);
+		fflush(stdout);
+		if (err)
+			fprintf(stderr, "ptebatch: bench %s: %s\n",
+				bench_names[i], strerror(-err));
+	}
+	if (o.json && fclose(o.json)) {
+		fprintf(stderr, "ptebatch: --json: %s: %s\n", json,
+			strerror(errno));
+		err = -EIO;
+	}
+	if (!err && o.plot)
+		err = bench_plot(&o);
+	return err ? SCN_RUN_FAILED : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
 		fputc('\n', stderr);
 		diff_usage_text(stderr);
+		fputc('\n', stderr);
+		bench_usage_text(stderr);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "diff"))
 		return cmd_diff(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "bench"))
+		return cmd_bench(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		putchar('\n');
 		diff_usage_text(stdout);
+		putchar('\n');
+		bench_usage_text(stdout);
 		return 0;
 	}
 	return usage_error("unknown command '%s'", argv[1]);

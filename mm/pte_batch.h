@@ -59,7 +59,7 @@ static inline unsigned int folio_pte_batch_flags(struct folio *folio,
 	bool any_writable = false, any_young = false, any_dirty = false;
 	pte_t expected_pte, pte = *ptentp;
 	const bool writable = pte_write(pte);
-	unsigned int nr, cur_nr;
+	unsigned int nr, cur_nr, reads = 0;
 
 	max_nr = min(max_nr, (unsigned int)(folio_pfn(folio) +
 					    folio_nr_pages(folio) - pte_pfn(pte)));
@@ -67,7 +67,13 @@ static inline unsigned int folio_pte_batch_flags(struct folio *folio,
 	expected_pte = __pte_batch_clear_ignored(pte_advance_pfn(pte, nr), flags);
 	ptep += nr;
 	while (nr < max_nr) {
-		pte = (flags & FPB_LOCKLESS) ? ptep_get_lockless(ptep) : ptep_get(ptep);
+		/*
+		 * One relaxed load each (ptep_get_lockless is a single load on
+		 * x86-64); the reads are counted once, after the scan, so the
+		 * counter does not become a store per entry.
+		 */
+		pte = __pte(entry_read_raw(ptep));
+		reads++;
 		if (!pte_same(__pte_batch_clear_ignored(pte, flags), expected_pte))
 			break;
 		/*
@@ -90,6 +96,7 @@ static inline unsigned int folio_pte_batch_flags(struct folio *folio,
 		ptep += cur_nr;
 		nr += cur_nr;
 	}
+	count_stat_n(pte_read, reads);
 	if (any_writable)
 		*ptentp = pte_mkwrite(*ptentp, vma);
 	if (any_young)

@@ -63,6 +63,7 @@ for t in $(ls "$BUILD/tests" 2>/dev/null | LC_ALL=C sort); do
 done
 
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
+run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh

@@ -1,0 +1,856 @@
+/*
+ * cow.c: seed 003's WP_REUSE_MAX_NR_PTES table - the write faults that
+ * follow fork() and the child's exit, when the parent stores into its own
+ * (again exclusive) PTE-mapped large folios, and how many of them a reuse
+ * that makes wp_reuse_max PTEs writable saves.
+ *
+ * Model: preset "upstream" with wp_reuse_max 1 (today's kernel), 16, 32,
+ * 64, 128 and 512, each on a fresh machine.  Kernel: the same passes on the
+ * running kernel, whose reuse makes one PTE writable per fault.  Every rep
+ * builds a fresh region (map, fault in, split, fork, child exit) outside
+ * the timing; only the pass of stores is timed, and its faults counted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/thp_sysfs.h"
+#include "bench/bench.h"
+
+/* The passes: one store each, sequential at a stride or in random order. */
+enum cow_pass { PASS_SEQ, PASS_RAND, PASS_64K, PASS_2M, NR_PASSES };
+
+static const struct {
+	const char *op;		/* JSON op */
+	const char *label;	/* table row heading */
+	unsigned long stride;	/* 0: the page size */
+	bool random;		/* every page once, in a fixed random order */
+} passes[NR_PASSES] = {
+	[PASS_SEQ]  = { "store_page_seq",  "one byte per page (seq)",    0,         false },
+	[PASS_RAND] = { "store_page_rand", "one byte per page, random",  0,         true  },
+	[PASS_64K]  = { "store_64k",       "one store per 64K",          64UL << 10, false },
+	[PASS_2M]   = { "store_2m",        "one store per 2M",           2UL << 20, false },
+};
+
+/* The seed's columns, plus today's kernel (1). */
+static const unsigned int reuse_max[] = { 1, 16, 32, 64, 128, 512 };
+#define NR_MODEL_COLS (int)(sizeof(reuse_max) / sizeof(reuse_max[0]))
+#define KERNEL_COL NR_MODEL_COLS
+#define NR_COLS (NR_MODEL_COLS + 1)
+
+/* The 64K-folio pass: wp_reuse_max 1 against 16, and the kernel. */
+static const unsigned int reuse_max_64k[] = { 1, 16 };
+#define NR_64K_MODEL_COLS (int)(sizeof(reuse_max_64k) / sizeof(reuse_max_64k[0]))
+#define NR_64K_COLS (NR_64K_MODEL_COLS + 1)
+
+#define COW_DEFAULT_SIZE (256UL << 20)
+#define COW_DEFAULT_REPS 5
+#define COW_QUICK_SIZE (8UL << 20)
+#define COW_QUICK_REPS 3
+#define COW_PERM_SEED 0x003a39fcc13446e6ULL
+
+struct cow_plan {
+	unsigned long size, page, pmd;
+	unsigned long nr_pages;
+	unsigned int *perm;	/* PASS_RAND: page indices, computed untimed */
+	int reps;
+};
+
+struct cow_cell {
+	bool have;
+	struct bench_stat t;	/* of the pass */
+	long long faults;	/* of the first rep */
+	bool faults_vary;	/* some rep took a different number */
+	unsigned int wp;	/* wp_reuse_max, 0 for the kernel */
+};
+
+static unsigned long pass_stride(const struct cow_plan *pl, enum cow_pass k)
+{
+	return passes[k].stride ? passes[k].stride : pl->page;
+}
+
+static unsigned long pass_nr(const struct cow_plan *pl, enum cow_pass k)
+{
+	return pl->size / pass_stride(pl, k);
+}
+
+static inline unsigned long pass_offset(const struct cow_plan *pl,
+					enum cow_pass k, unsigned long i)
+{
+	if (passes[k].random)
+		return (unsigned long)pl->perm[i] * pl->page;
+	return i * pass_stride(pl, k);
+}
+
+/*
+ * The faults a pass must take on the model: the reuse window is the
+ * wp_reuse_max-aligned block cut to the folio, so each such block the
+ * pass touches faults exactly once.
+ */
+static long long expected_faults(const struct cow_plan *pl, enum cow_pass k,
+				 unsigned int wp, unsigned long folio_size)
+{
+	unsigned long block = (unsigned long)wp * pl->page;
+	unsigned long stride = pass_stride(pl, k);
+
+	if (block > folio_size)
+		block = folio_size;
+	return (long long)(pl->size / (stride > block ? stride : block));
+}
+
+/* xorshift64*: a fixed permutation, the same in every run. */
+static uint64_t cow_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+static int plan_init(struct cow_plan *pl, const struct bench_opts *o)
+{
+	uint64_t seed = COW_PERM_SEED;
+	unsigned long i;
+
+	pl->page = pb_page_size();
+	pl->pmd = pb_pmd_size();
+	pl->size = o->size ? o->size : o->quick ? COW_QUICK_SIZE : COW_DEFAULT_SIZE;
+	pl->reps = o->reps > 0 ? o->reps : o->quick ? COW_QUICK_REPS : COW_DEFAULT_REPS;
+	if (pl->size < pl->pmd || pl->size % pl->pmd)
+		return -EINVAL;
+	pl->nr_pages = pl->size / pl->page;
+	pl->perm = malloc(pl->nr_pages * sizeof(*pl->perm));
+	if (!pl->perm)
+		return -ENOMEM;
+	for (i = 0; i < pl->nr_pages; i++)
+		pl->perm[i] = (unsigned int)i;
+	for (i = pl->nr_pages - 1; i > 0; i--) {
+		unsigned long j = cow_rand(&seed) % (i + 1);
+		unsigned int t = pl->perm[i];
+
+		pl->perm[i] = pl->perm[j];
+		pl->perm[j] = t;
+	}
+	return 0;
+}
+
+/* Fold one rep's faults into @c. */
+static void cell_faults(struct cow_cell *c, int rep, long long faults)
+{
+	if (rep == 0)
+		c->faults = faults;
+	else if (faults != c->faults)
+		c->faults_vary = true;
+}
+
+/* ---- the model ---- */
+
+static int model_pass(struct pb_proc *p, const struct cow_plan *pl,
+		      enum cow_pass k, double *us, long long *faults)
+{
+	unsigned long n = pass_nr(pl, k), i, f0 = pb_proc_faults(p);
+	double t0 = bench_now_us();
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = pb_store(p, 0, BENCH_MODEL_ADDR + pass_offset(pl, k, i), 2);
+		if (err)
+			return err;
+	}
+	*us = bench_now_us() - t0;
+	*faults = (long long)(pb_proc_faults(p) - f0);
+	return 0;
+}
+
+/*
+ * One cell: a machine with wp_reuse_max @wp, and per rep a region of folio
+ * mode @m, fork(), the child's exit, then the timed pass.
+ */
+static int model_cell(const struct bench_opts *o, const struct cow_plan *pl,
+		      enum folio_mode m, enum cow_pass k, unsigned int wp,
+		      struct cow_cell *c)
+{
+	double samples[pl->reps];
+	struct pb_variant v;
+	char val[16];
+	int rep, err;
+
+	err = pb_variant_preset("upstream", &v);
+	snprintf(val, sizeof(val), "%u", wp);
+	if (!err)
+		err = pb_variant_set(&v, "wp_reuse_max", val);
+	if (err)
+		return err;
+	/* The parent's folios, the child's page tables, and slack. */
+	err = bench_model_start(2 * pl->size + (pl->size >> 3) + (32UL << 20), &v);
+	if (err)
+		return err;
+	for (rep = 0; rep < pl->reps; rep++) {
+		struct pb_proc *p, *child;
+		long long faults;
+
+		bench_progress(o, "cow: model %s wp_reuse_max=%u %s rep %d/%d",
+			       folio_mode_name(m), wp, passes[k].op, rep + 1,
+			       pl->reps);
+		err = bench_model_region(&p, BENCH_MODEL_ADDR, pl->size, m);
+		if (err)
+			break;
+		err = pb_fork(p, &child);
+		if (!err) {
+			pb_exit(child);
+			err = model_pass(p, pl, k, &samples[rep], &faults);
+		}
+		pb_exit(p);
+		if (err)
+			break;
+		cell_faults(c, rep, faults);
+	}
+	pb_fini();
+	if (err)
+		return err;
+	c->t = bench_stats(samples, pl->reps);
+	c->wp = wp;
+	c->have = true;
+	return 0;
+}
+
+/* ---- the kernel ---- */
+
+#define KPF_COMPOUND_HEAD 15
+#define KPF_COMPOUND_TAIL 16
+#define KPF_THP 22
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+/* Folios whose pages and flags are checked per region. */
+#define COW_VERIFY_SAMPLES 8
+
+static int pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t r = pread(fd, buf, len, off);
+
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EIO;
+}
+
+/*
+ * Is the folio at @addr one of @folio_size bytes, mapped whole and in order
+ * by the PTEs of [addr, addr + folio_size)?  pagemap gives the PFNs (root
+ * only), kpageflags the head, the tails, and that the next PFN starts
+ * another folio.
+ */
+static int verify_folio(int pm_fd, int kpf_fd, unsigned long addr,
+			unsigned long folio_size, unsigned long page,
+			char *why, size_t whylen)
+{
+	unsigned long nr = folio_size / page, i;
+	uint64_t *pm, *kpf, pfn0;
+	int err = -ENOMEM;
+
+	pm = malloc(nr * sizeof(*pm));
+	kpf = malloc((nr + 1) * sizeof(*kpf));
+	if (!pm || !kpf)
+		goto out;
+	err = pread_full(pm_fd, pm, nr * sizeof(*pm), (off_t)(addr / page * sizeof(*pm)));
+	if (err) {
+		snprintf(why, whylen, "cannot read /proc/self/pagemap: %s", strerror(-err));
+		goto out;
+	}
+	pfn0 = pm[0] & PM_PFN_MASK;
+	err = -EAGAIN;
+	for (i = 0; i < nr; i++) {
+		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != pfn0 + i) {
+			snprintf(why, whylen, "page %lu of the folio at %#lx is not"
+				 " present at PFN %#" PRIx64 " + %lu (pagemap %#" PRIx64 ")",
+				 i, addr, pfn0, i, pm[i]);
+			goto out;
+		}
+	}
+	if (!pfn0 || pfn0 % nr) {
+		snprintf(why, whylen, "PFN %#" PRIx64 " at %#lx: no PFN or not"
+			 " %lu-page aligned", pfn0, addr, nr);
+		goto out;
+	}
+	err = pread_full(kpf_fd, kpf, (nr + 1) * sizeof(*kpf), (off_t)(pfn0 * sizeof(*kpf)));
+	if (err) {
+		snprintf(why, whylen, "cannot read /proc/kpageflags: %s", strerror(-err));
+		goto out;
+	}
+	err = -EAGAIN;
+	if (!(kpf[0] & (1ULL << KPF_COMPOUND_HEAD)) || !(kpf[0] & (1ULL << KPF_THP))) {
+		snprintf(why, whylen, "the page at %#lx is no THP head", addr);
+		goto out;
+	}
+	for (i = 1; i < nr; i++) {
+		if (!(kpf[i] & (1ULL << KPF_COMPOUND_TAIL))) {
+			snprintf(why, whylen, "the folio at %#lx is smaller than"
+				 " %lu kB", addr, folio_size >> 10);
+			goto out;
+		}
+	}
+	if (kpf[nr] & (1ULL << KPF_COMPOUND_TAIL)) {
+		snprintf(why, whylen, "the folio at %#lx is larger than %lu kB",
+			 addr, folio_size >> 10);
+		goto out;
+	}
+	err = 0;
+out:
+	free(pm);
+	free(kpf);
+	return err;
+}
+
+/* kB of AnonHugePages (PMD-mapped THP) in the VMAs inside [lo, hi). */
+static long smaps_anon_huge_kb(unsigned long lo, unsigned long hi)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long start = 0, end = 0;
+	char line[256];
+	long kb = 0, v;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			continue;
+		if (start >= lo && end <= hi &&
+		    sscanf(line, "AnonHugePages: %ld kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * Map @size bytes, 2M-aligned, of folios of @folio_size, fault them in,
+ * for 2M split every PMD to PTEs (mprotect of its first page, and back),
+ * and check a sample of the folios.  -EAGAIN with @why when the kernel did
+ * not give the folios asked for.
+ */
+static int kernel_region(const struct cow_plan *pl, unsigned long folio_size,
+			 char **basep, char *why, size_t whylen)
+{
+	size_t maplen = pl->size + pl->pmd;
+	int pm_fd = -1, kpf_fd = -1, err = 0, s;
+	unsigned long a;
+	char *map, *base;
+	long kb;
+
+	map = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		snprintf(why, whylen, "mmap of %zu bytes: %s", maplen, strerror(errno));
+		return -errno;
+	}
+	/* Keep only the aligned part, so every 2M block is a PMD. */
+	base = (char *)(((unsigned long)map + pl->pmd - 1) & ~(pl->pmd - 1));
+	if (base > map)
+		munmap(map, (size_t)(base - map));
+	if (base + pl->size < map + maplen)
+		munmap(base + pl->size, (size_t)(map + maplen - (base + pl->size)));
+	if (folio_size == pl->pmd && madvise(base, pl->size, MADV_HUGEPAGE)) {
+		err = -errno;
+		snprintf(why, whylen, "MADV_HUGEPAGE: %s", strerror(errno));
+		goto fail;
+	}
+	for (a = 0; a < pl->size; a += pl->page)
+		((volatile char *)base)[a] = 1;
+	if (folio_size == pl->pmd) {
+		for (a = 0; a < pl->size; a += pl->pmd) {
+			if (mprotect(base + a, pl->page, PROT_READ) ||
+			    mprotect(base + a, pl->page, PROT_READ | PROT_WRITE)) {
+				err = -errno;
+				snprintf(why, whylen, "mprotect split: %s", strerror(errno));
+				goto fail;
+			}
+		}
+		kb = smaps_anon_huge_kb((unsigned long)base, (unsigned long)base + pl->size);
+		if (kb != 0) {
+			err = kb < 0 ? (int)kb : -EAGAIN;
+			snprintf(why, whylen, kb < 0 ? "cannot read /proc/self/smaps"
+				 : "%ld kB still PMD-mapped after the split", kb);
+			goto fail;
+		}
+	}
+	pm_fd = open("/proc/self/pagemap", O_RDONLY);
+	kpf_fd = open("/proc/kpageflags", O_RDONLY);
+	if (pm_fd < 0 || kpf_fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open %s: %s",
+			 pm_fd < 0 ? "/proc/self/pagemap" : "/proc/kpageflags",
+			 strerror(errno));
+		goto fail;
+	}
+	for (s = 0; s < COW_VERIFY_SAMPLES; s++) {
+		unsigned long nr = pl->size / folio_size;
+		unsigned long idx = (unsigned long)s * (nr - 1) / (COW_VERIFY_SAMPLES - 1);
+
+		err = verify_folio(pm_fd, kpf_fd, (unsigned long)base + idx * folio_size,
+				   folio_size, pl->page, why, whylen);
+		if (err)
+			goto fail;
+	}
+	close(pm_fd);
+	close(kpf_fd);
+	*basep = base;
+	return 0;
+fail:
+	if (pm_fd >= 0)
+		close(pm_fd);
+	if (kpf_fd >= 0)
+		close(kpf_fd);
+	munmap(base, pl->size);
+	return err;
+}
+
+/* Regions tried per rep before the column is skipped for want of folios. */
+#define COW_REGION_TRIES 3
+
+/*
+ * A region whose folios did not all materialize (an allocation fell back
+ * under fragmentation) is not measured: unmap it and try a fresh one.
+ */
+static int kernel_region_retry(const struct cow_plan *pl, unsigned long folio_size,
+			       char **basep, char *why, size_t whylen)
+{
+	int tries = 0, err;
+	size_t len;
+
+	do
+		err = kernel_region(pl, folio_size, basep, why, whylen);
+	while (err == -EAGAIN && ++tries < COW_REGION_TRIES);
+	if (err == -EAGAIN) {
+		len = strlen(why);
+		snprintf(why + len, whylen - len, " (in %d fresh regions)", tries);
+	}
+	return err;
+}
+
+static long minflt_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+static void kernel_pass(char *base, const struct cow_plan *pl, enum cow_pass k,
+			double *us, long long *faults)
+{
+	volatile char *b = base;
+	unsigned long n = pass_nr(pl, k), i;
+	long f0 = minflt_now();
+	double t0 = bench_now_us();
+
+	for (i = 0; i < n; i++)
+		b[pass_offset(pl, k, i)] = 2;
+	*us = bench_now_us() - t0;
+	*faults = minflt_now() - f0;
+}
+
+/* fork(), a child that exits at once, and the wait for it. */
+static int fork_and_reap(char *why, size_t whylen)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0) {
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (pid == 0)
+		_exit(0);
+	if (waitpid(pid, &status, 0) != pid) {
+		snprintf(why, whylen, "waitpid: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's cells for folios of @folio_size: every pass in @which, reps
+ * times, a fresh region each.  THP settings are this size "always", every
+ * other "never", and are put back before returning.  A nonzero return is
+ * a SKIP whose reason is in @why.
+ */
+static int kernel_cells(const struct bench_opts *o, const struct cow_plan *pl,
+			unsigned long folio_size, const bool which[NR_PASSES],
+			struct cow_cell cells[NR_PASSES], char *why, size_t whylen)
+{
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+	struct thp_fallback before, after;
+	double samples[pl->reps];
+	int i, rep, err = 0;
+	enum cow_pass k;
+
+	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
+		mthp[i] = SCN_MTHP_MIN_SIZE << i == folio_size ? SCN_POL_ALWAYS
+							       : SCN_POL_NEVER;
+	err = thp_settings_apply(mthp, why, whylen);
+	if (err)
+		return err;
+	if (thp_fallback_snapshot(&before))
+		memset(&before, 0, sizeof(before));
+	for (k = 0; k < NR_PASSES && !err; k++) {
+		if (!which[k])
+			continue;
+		for (rep = 0; rep < pl->reps; rep++) {
+			long long faults;
+			char *base = NULL;
+
+			bench_progress(o, "cow: kernel %lukB %s rep %d/%d",
+				       folio_size >> 10, passes[k].op, rep + 1, pl->reps);
+			err = kernel_region_retry(pl, folio_size, &base, why, whylen);
+			if (err)
+				break;
+			err = fork_and_reap(why, whylen);
+			if (!err)
+				kernel_pass(base, pl, k, &samples[rep], &faults);
+			munmap(base, pl->size);
+			if (err)
+				break;
+			cell_faults(&cells[k], rep, faults);
+		}
+		if (err)
+			break;
+		cells[k].t = bench_stats(samples, pl->reps);
+		cells[k].have = true;
+	}
+	if (!err && !thp_fallback_snapshot(&after) &&
+	    thp_fallback_check(&before, &after, why, whylen))
+		err = -EAGAIN;
+	thp_settings_restore();
+	if (err)
+		for (k = 0; k < NR_PASSES; k++)
+			cells[k].have = false;
+	return err;
+}
+
+/* ---- output ---- */
+
+static void print_method(FILE *out, const struct bench_opts *o,
+			 const struct cow_plan *pl, const char *folios,
+			 const char *variants)
+{
+	const char *arch = o->arch ? o->arch : pb_arch_name();
+
+	fprintf(out, "# method: %lu MiB of %s folios after fork() + child exit;"
+		" page %lu, arch %s\n", pl->size >> 20, folios, pl->page, arch);
+	fprintf(out, "#   %d reps per cell, a fresh region each rep (map, fault in,"
+		" fork, exit: untimed); statistic: median pass time,"
+		" min..max below it\n", pl->reps);
+	fprintf(out, "#   variants: %s\n", variants);
+	fprintf(out, "#   faults: pb_proc_faults delta (model), ru_minflt delta"
+		" (kernel), of the first rep ('*': reps differed)\n");
+	fprintf(out, "#   random order: one fixed permutation of the pages"
+		" (seed %#llx), computed before timing\n",
+		(unsigned long long)COW_PERM_SEED);
+}
+
+static void print_header(FILE *out, const struct cow_cell *cells, int nr_cols,
+			 int kcol, const char *kskip)
+{
+	int c;
+
+	fprintf(out, "  %-30s", "wp_reuse_max");
+	for (c = 0; c < nr_cols; c++) {
+		if (c == kcol)
+			fprintf(out, " %12s", "kernel");
+		else
+			fprintf(out, " %12u", cells[c].wp);
+	}
+	fputc('\n', out);
+	if (kskip)
+		fprintf(out, "  (kernel column SKIP: %s)\n", kskip);
+}
+
+static void print_faults(FILE *out, const struct cow_cell *cells, int nr_cols)
+{
+	int c;
+
+	fprintf(out, "    %-28s", "faults");
+	for (c = 0; c < nr_cols; c++) {
+		if (cells[c].have)
+			fprintf(out, " %11lld%c", cells[c].faults,
+				cells[c].faults_vary ? '*' : ' ');
+		else
+			fprintf(out, " %12s", "-");
+	}
+	fputc('\n', out);
+}
+
+static void print_ms(FILE *out, const struct cow_cell *cells, int nr_cols)
+{
+	char buf[32];
+	int c;
+
+	fprintf(out, "    %-28s", "ms (median)");
+	for (c = 0; c < nr_cols; c++) {
+		if (cells[c].have)
+			fprintf(out, " %12.3f", cells[c].t.median_us / 1e3);
+		else
+			fprintf(out, " %12s", "-");
+	}
+	fprintf(out, "\n    %-28s", "   (min..max)");
+	for (c = 0; c < nr_cols; c++) {
+		if (cells[c].have)
+			snprintf(buf, sizeof(buf), "%.2f..%.2f",
+				 cells[c].t.min_us / 1e3, cells[c].t.max_us / 1e3);
+		else
+			snprintf(buf, sizeof(buf), "-");
+		fprintf(out, " %12s", buf);
+	}
+	fputc('\n', out);
+}
+
+static double us_per_fault(const struct cow_cell *c)
+{
+	return c->have && c->faults > 0 ? c->t.median_us / (double)c->faults : 0;
+}
+
+static void json_cell(const struct bench_opts *o, const struct cow_plan *pl,
+		      enum folio_mode m, enum cow_pass k, const struct cow_cell *c,
+		      bool kernel)
+{
+	char variant[48], extra[192];
+	struct bench_row r;
+
+	if (!c->have)
+		return;
+	bench_row_init(&r);
+	r.bench = "cow";
+	r.folio = folio_mode_name(m);
+	r.op = passes[k].op;
+	if (kernel)
+		snprintf(variant, sizeof(variant), "kernel");
+	else
+		snprintf(variant, sizeof(variant), "upstream,wp_reuse_max=%u", c->wp);
+	r.variant = variant;
+	r.backend = kernel ? "kernel" : "model";
+	r.t = c->t;
+	r.faults = c->faults;
+	snprintf(extra, sizeof(extra), ",\"wp_reuse_max\":%u,\"size\":%lu,"
+		 "\"stores\":%lu,\"us_per_fault\":%.4f,\"faults_vary\":%s",
+		 kernel ? 1 : c->wp, pl->size, pass_nr(pl, k), us_per_fault(c),
+		 c->faults_vary ? "true" : "false");
+	r.extra_json = extra;
+	bench_json_row(o, &r);
+}
+
+/* Ratios against wp_reuse_max = 1 (column 0), measured in this run. */
+static void print_ratios(FILE *out, struct cow_cell *const rows[], int nr_rows,
+			 const char *const labels[], int nr_model_cols)
+{
+	int r, c;
+
+	fprintf(out, "  ratios vs wp_reuse_max=1, same run"
+		" (faults: 1/N fewer; time: N/1)\n");
+	for (r = 0; r < nr_rows; r++) {
+		const struct cow_cell *row = rows[r];
+
+		fprintf(out, "    %-28s", labels[r]);
+		for (c = 0; c < nr_model_cols; c++) {
+			if (row[c].have && row[0].have && row[c].faults > 0)
+				fprintf(out, " %11.1fx", (double)row[0].faults / (double)row[c].faults);
+			else
+				fprintf(out, " %12s", "-");
+		}
+		fprintf(out, "   faults\n    %-28s", "");
+		for (c = 0; c < nr_model_cols; c++) {
+			if (row[c].have && row[0].have && row[0].t.median_us > 0)
+				fprintf(out, " %12.3f", row[c].t.median_us / row[0].t.median_us);
+			else
+				fprintf(out, " %12s", "-");
+		}
+		fprintf(out, "   time\n");
+	}
+}
+
+/* Least squares a + b * N over the model's µs per block fault. */
+static void print_block_fit(FILE *out, struct cow_cell *row, int nr)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0, a, b;
+	int c;
+
+	for (c = 0; c < nr; c++) {
+		if (!row[c].have || !row[c].faults)
+			continue;
+		sx += row[c].wp;
+		sy += us_per_fault(&row[c]);
+		sxx += (double)row[c].wp * row[c].wp;
+		sxy += row[c].wp * us_per_fault(&row[c]);
+		n++;
+	}
+	if (n < 2 || n * sxx == sx * sx)
+		return;
+	b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+	a = (sy - b * sx) / n;
+	fprintf(out, "  fit of the block fault: %.3f us + %.1f ns per PTE"
+		" (least squares over the model columns)\n", a, b * 1e3);
+}
+
+/* Every model cell against expected_faults(); returns the mismatches. */
+static int check_faults(FILE *out, const struct cow_plan *pl,
+			struct cow_cell *const rows[], const enum cow_pass ks[],
+			int nr_rows, int nr_model_cols, unsigned long folio_size)
+{
+	int r, c, bad = 0, checked = 0;
+
+	for (r = 0; r < nr_rows; r++) {
+		for (c = 0; c < nr_model_cols; c++) {
+			const struct cow_cell *cell = &rows[r][c];
+			long long want;
+
+			if (!cell->have)
+				continue;
+			want = expected_faults(pl, ks[r], cell->wp, folio_size);
+			checked++;
+			if (cell->faults == want && !cell->faults_vary)
+				continue;
+			bad++;
+			fprintf(out, "  FAIL: %s, wp_reuse_max=%u: %lld faults%s,"
+				" expected %lld\n", passes[ks[r]].label, cell->wp,
+				cell->faults, cell->faults_vary ? " (varying)" : "", want);
+		}
+	}
+	fprintf(out, "  check: model faults == size / max(stride, min(N pages, folio))"
+		": %d of %d cells%s\n", checked - bad, checked, bad ? "" : ", exact");
+	return bad;
+}
+
+/* Run the model cells of one folio mode; a column the arch rejects is left out. */
+static int model_cols(const struct bench_opts *o, const struct cow_plan *pl,
+		      enum folio_mode m, const unsigned int *wps, int nr_cols,
+		      const enum cow_pass *ks, int nr_rows, struct cow_cell *rows[])
+{
+	int r, c, err;
+
+	for (c = 0; c < nr_cols; c++) {
+		for (r = 0; r < nr_rows; r++) {
+			err = model_cell(o, pl, m, ks[r], wps[c], &rows[r][c]);
+			if (err == -EINVAL)
+				break;	/* wp_reuse_max not valid here */
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int bench_cow(const struct bench_opts *o)
+{
+	static const enum cow_pass all[NR_PASSES] = { PASS_SEQ, PASS_RAND, PASS_64K, PASS_2M };
+	static const enum cow_pass seq_only[1] = { PASS_SEQ };
+	const char *labels[NR_PASSES];
+	struct cow_cell grid[NR_PASSES][NR_COLS], grid64[1][NR_64K_COLS];
+	struct cow_cell kcells[NR_PASSES];
+	struct cow_cell *rows[NR_PASSES], *rows64[1] = { grid64[0] };
+	FILE *out = o->out ? o->out : stdout;
+	char kwhy[256] = "", k64why[256] = "", variants[160];
+	bool kskip = true, k64skip = true, which[NR_PASSES];
+	struct cow_plan pl;
+	struct utsname uts;
+	int err, r, c, bad = 0;
+
+	memset(grid, 0, sizeof(grid));
+	memset(grid64, 0, sizeof(grid64));
+	for (r = 0; r < NR_PASSES; r++) {
+		rows[r] = grid[r];
+		labels[r] = passes[r].label;
+		for (c = 0; c < NR_MODEL_COLS; c++)
+			grid[r][c].wp = reuse_max[c];
+	}
+	for (c = 0; c < NR_64K_MODEL_COLS; c++)
+		grid64[0][c].wp = reuse_max_64k[c];
+	err = plan_init(&pl, o);
+	if (err)
+		return err;
+
+	if (o->backend & BENCH_MODEL) {
+		err = model_cols(o, &pl, FOLIO_2M_PTE, reuse_max, NR_MODEL_COLS,
+				 all, NR_PASSES, rows);
+		if (!err)
+			err = model_cols(o, &pl, FOLIO_64K, reuse_max_64k,
+					 NR_64K_MODEL_COLS, seq_only, 1, rows64);
+		if (err)
+			goto out;
+	}
+	if (uname(&uts))
+		snprintf(uts.release, sizeof(uts.release), "?");
+	if (!(o->backend & BENCH_KERNEL)) {
+		snprintf(kwhy, sizeof(kwhy), "not asked for (--backend model)");
+		snprintf(k64why, sizeof(k64why), "%s", kwhy);
+	} else {
+		memset(kcells, 0, sizeof(kcells));
+		for (r = 0; r < NR_PASSES; r++)
+			which[r] = true;
+		kskip = kernel_cells(o, &pl, pl.pmd, which, kcells, kwhy, sizeof(kwhy)) != 0;
+		for (r = 0; r < NR_PASSES; r++)
+			grid[r][KERNEL_COL] = kcells[r];
+		memset(kcells, 0, sizeof(kcells));
+		for (r = 0; r < NR_PASSES; r++)
+			which[r] = r == PASS_SEQ;
+		k64skip = kernel_cells(o, &pl, 64UL << 10, which, kcells, k64why,
+				       sizeof(k64why)) != 0;
+		grid64[0][NR_64K_MODEL_COLS] = kcells[PASS_SEQ];
+	}
+	bench_progress(o, "%s", "");
+
+	/* The seed's table. */
+	fprintf(out, "cow: write faults after fork() + child exit on PTE-mapped"
+		" 2M folios (seed 003, WP_REUSE_MAX_NR_PTES)\n");
+	snprintf(variants, sizeof(variants), "model preset upstream with"
+		 " wp_reuse_max=N; kernel %s (reuses one PTE per fault)", uts.release);
+	print_method(out, o, &pl, "PTE-mapped 2M (PMD THP split by mprotect)", variants);
+	fprintf(out, "#   us per block fault: median time of the one-store-per-2M"
+		" pass / its faults\n");
+	print_header(out, grid[0], NR_COLS, KERNEL_COL, kskip ? kwhy : NULL);
+	for (r = 0; r < NR_PASSES; r++) {
+		fprintf(out, "  %s\n", passes[r].label);
+		print_faults(out, grid[r], NR_COLS);
+		print_ms(out, grid[r], NR_COLS);
+	}
+	fprintf(out, "    %-28s", "us per fault (walks a block)");
+	for (c = 0; c < NR_COLS; c++) {
+		if (grid[PASS_2M][c].have)
+			fprintf(out, " %12.3f", us_per_fault(&grid[PASS_2M][c]));
+		else
+			fprintf(out, " %12s", "-");
+	}
+	fputc('\n', out);
+	print_ratios(out, rows, NR_PASSES, labels, NR_MODEL_COLS);
+	print_block_fit(out, grid[PASS_2M], NR_MODEL_COLS);
+	bad += check_faults(out, &pl, rows, all, NR_PASSES, NR_MODEL_COLS, pl.pmd);
+	fputc('\n', out);
+
+	/* The 64K-folio pass. */
+	fprintf(out, "cow: 64K mTHP folios after fork() + child exit, one byte"
+		" per page (seq): faults per pass before/after\n");
+	print_method(out, o, &pl, "64K mTHP", variants);
+	print_header(out, grid64[0], NR_64K_COLS, NR_64K_MODEL_COLS,
+		     k64skip ? k64why : NULL);
+	print_faults(out, grid64[0], NR_64K_COLS);
+	print_ms(out, grid64[0], NR_64K_COLS);
+	labels[0] = passes[PASS_SEQ].label;
+	print_ratios(out, rows64, 1, labels, NR_64K_MODEL_COLS);
+	bad += check_faults(out, &pl, rows64, seq_only, 1, NR_64K_MODEL_COLS, 64UL << 10);
+	fputc('\n', out);
+
+	for (r = 0; r < NR_PASSES; r++)
+		for (c = 0; c < NR_COLS; c++)
+			json_cell(o, &pl, FOLIO_2M_PTE, r, &grid[r][c], c == KERNEL_COL);
+	for (c = 0; c < NR_64K_COLS; c++)
+		json_cell(o, &pl, FOLIO_64K, PASS_SEQ, &grid64[0][c],
+			  c == NR_64K_MODEL_COLS);
+	err = bad ? -EPROTO : 0;
+out:
+	free(pl.perm);
+	return err;
+}

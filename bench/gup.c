@@ -1,0 +1,741 @@
+/*
+ * gup.c: the GUP-fast batching seed's first table - get_user_pages_fast()
+ * and pin_user_pages_fast() over an anonymous region, FOLL_WRITE, per
+ * folio size, per-PTE (before) against batched (after) on the model in
+ * one run, beside a memory floor, the unpin time, and this machine's
+ * kernel pinning the same region through IORING_REGISTER_BUFFERS.
+ *
+ * before is "upstream" and after is "upstream" with gup_batch=1: nothing
+ * but GUP-fast batching differs between the two columns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "backend/thp_sysfs.h"
+#include "bench/bench.h"
+
+#define GUP_DEFAULT_SIZE	(256UL << 20)
+#define GUP_QUICK_SIZE		(16UL << 20)
+#define GUP_DEFAULT_REPS	15
+#define GUP_QUICK_REPS		3
+#define GUP_PAGES_PER_CALL	65536UL	/* gup_test's nr_pages_per_call */
+/* The seed's io_uring registration: iovecs of 16M (host-baseline.md 2). */
+#define GUP_IOVEC_SIZE		(16UL << 20)
+
+enum { BEFORE, AFTER, NR_SIDES };
+enum { OP_GET, OP_PIN, NR_OPS };
+
+static const char *const op_names[NR_OPS] = {
+	"get_user_pages_fast", "pin_user_pages_fast",
+};
+static const char *const release_names[NR_OPS] = {
+	"put_page", "unpin_user_pages",
+};
+static const unsigned int op_flags[NR_OPS] = {
+	PB_FOLL_GET | PB_FOLL_WRITE, PB_FOLL_PIN | PB_FOLL_WRITE,
+};
+static const char *const side_variant[NR_SIDES] = {
+	"upstream", "upstream+gup_batch=1",
+};
+
+struct gup_cell {
+	struct bench_stat take, release;
+	long long ref_atomic, pin_atomic;	/* of one take, -1 if unknown */
+	bool have;
+};
+
+struct gup_mode_result {
+	struct gup_cell cell[NR_SIDES][NR_OPS];
+	struct bench_stat floor;
+	bool have_kernel;
+	struct bench_stat reg, unreg;
+	char kernel_why[256];		/* why the kernel column is empty */
+};
+
+struct gup_run {
+	const struct bench_opts *o;
+	unsigned long size, page_size, nr_pages, pages_per_call;
+	int reps;
+	double alloc_us;		/* calloc+free of one pages[] */
+};
+
+/* ---- the model ------------------------------------------------------- */
+
+/*
+ * One take of the whole region in calls of pages_per_call pages, then the
+ * release of all of them, each timed; *held gets the pb_pages.
+ */
+static int gup_take(const struct gup_run *run, struct pb_proc *p,
+		    unsigned int flags, struct pb_pages **held, double *take_us,
+		    double *release_us, uint64_t delta[PB_NR_STATS])
+{
+	unsigned long nr_calls = (run->nr_pages + run->pages_per_call - 1) /
+				 run->pages_per_call;
+	uint64_t before[PB_NR_STATS], after[PB_NR_STATS];
+	unsigned long i, done = 0;
+	double t0, t1, t2;
+	int err = 0, s;
+
+	bench_stats_snapshot(before);
+	t0 = bench_now_us();
+	for (i = 0; i < nr_calls; i++) {
+		unsigned long nr = run->nr_pages - done < run->pages_per_call ?
+				   run->nr_pages - done : run->pages_per_call;
+
+		err = pb_gup_fast(p, BENCH_MODEL_ADDR + done * run->page_size,
+				  nr, flags, &held[i]);
+		if (err)
+			break;
+		done += nr;
+	}
+	t1 = bench_now_us();
+	bench_stats_snapshot(after);
+	nr_calls = i;
+	for (i = 0; i < nr_calls; i++)
+		pb_pages_release(held[i], false);
+	t2 = bench_now_us();
+	*take_us = t1 - t0;
+	*release_us = t2 - t1;
+	if (delta)
+		for (s = 0; s < PB_NR_STATS; s++)
+			delta[s] = after[s] - before[s];
+	return err;
+}
+
+static int gup_model_op(const struct gup_run *run, struct pb_proc *p, int op,
+			struct gup_cell *c)
+{
+	unsigned long nr_calls = (run->nr_pages + run->pages_per_call - 1) /
+				 run->pages_per_call;
+	double *take = calloc(run->reps, sizeof(*take));
+	double *release = calloc(run->reps, sizeof(*release));
+	struct pb_pages **held = calloc(nr_calls, sizeof(*held));
+	uint64_t delta[PB_NR_STATS];
+	double w1, w2;
+	int r, err;
+
+	err = !take || !release || !held ? -ENOMEM : 0;
+	/* The warm-up: the host's caches and the allocator settle. */
+	if (!err)
+		err = gup_take(run, p, op_flags[op], held, &w1, &w2, NULL);
+	for (r = 0; !err && r < run->reps; r++)
+		err = gup_take(run, p, op_flags[op], held, &take[r],
+			       &release[r], r ? NULL : delta);
+	if (!err) {
+		c->take = bench_stats(take, run->reps);
+		c->release = bench_stats(release, run->reps);
+		c->ref_atomic = (long long)delta[PB_STAT_folio_ref_atomic];
+		c->pin_atomic = (long long)delta[PB_STAT_pincount_atomic];
+		c->have = true;
+	}
+	free(take);
+	free(release);
+	free(held);
+	return err;
+}
+
+static int gup_model_side(const struct gup_run *run, enum folio_mode m,
+			  int side, struct gup_mode_result *res)
+{
+	/* The region, its page tables and slack: twice the region. */
+	unsigned long memory = 2 * run->size < (64UL << 20) ? 64UL << 20
+							    : 2 * run->size;
+	struct pb_proc *p = NULL;
+	struct pb_variant v;
+	int op, err;
+
+	pb_variant_preset("upstream", &v);
+	v.gup_batch = side == AFTER;
+	err = bench_model_start(memory, &v);
+	if (err)
+		return err;
+	err = bench_model_region(&p, BENCH_MODEL_ADDR, run->size, m);
+	for (op = 0; !err && op < NR_OPS; op++) {
+		bench_progress(run->o, "gup: model %s %s %s", folio_mode_name(m),
+			       side_variant[side], op_names[op]);
+		err = gup_model_op(run, p, op, &res->cell[side][op]);
+	}
+	if (p)
+		pb_exit(p);
+	pb_fini();
+	return err;
+}
+
+/*
+ * The floor: what any GUP-fast must at least do for nr pages - read one
+ * 8-byte PTE and write one pages[] entry each - as a plain loop over
+ * arrays of the same sizes.
+ */
+static double gup_floor_once(const uint64_t *ptes, void **pages,
+			     unsigned long nr)
+{
+	char *vmemmap = (char *)pages;	/* any base: never dereferenced */
+	double t0 = bench_now_us();
+	unsigned long i;
+
+	for (i = 0; i < nr; i++)
+		pages[i] = vmemmap + ((ptes[i] >> 12) & 0xffffffffffUL) * 64;
+	/* The stores are the point: keep the compiler from dropping them. */
+	__asm__ __volatile__("" : : "r"(pages) : "memory");
+	return bench_now_us() - t0;
+}
+
+static int gup_floor(const struct gup_run *run, struct bench_stat *out)
+{
+	unsigned long nr = run->pages_per_call < run->nr_pages ?
+			   run->pages_per_call : run->nr_pages;
+	unsigned long calls = run->nr_pages / nr, i, c;
+	uint64_t *ptes = malloc(nr * sizeof(*ptes));
+	void **pages = malloc(nr * sizeof(*pages));
+	double *t = calloc(run->reps, sizeof(*t));
+	int r;
+
+	if (!ptes || !pages || !t) {
+		free(ptes);
+		free(pages);
+		free(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++)
+		ptes[i] = ((0x100000UL + i) << 12) | 0x67;	/* present, rw, ... */
+	gup_floor_once(ptes, pages, nr);
+	for (r = 0; r < run->reps; r++)
+		for (c = 0, t[r] = 0; c < calls; c++)
+			t[r] += gup_floor_once(ptes, pages, nr);
+	*out = bench_stats(t, run->reps);
+	free(ptes);
+	free(pages);
+	free(t);
+	return 0;
+}
+
+/*
+ * What pb_gup_fast pays for its pages[] on top of the walk, per call:
+ * calloc, the first touch of each of its host pages (a fresh mmap'd
+ * array faults them in), free.
+ */
+static double gup_alloc_cost(const struct gup_run *run)
+{
+	unsigned long nr = run->pages_per_call < run->nr_pages ?
+			   run->pages_per_call : run->nr_pages;
+	double *t = calloc(run->reps, sizeof(*t)), med;
+	int r;
+
+	if (!t)
+		return -1;
+	for (r = -1; r < run->reps; r++) {
+		double t0 = bench_now_us();
+		void **pages = calloc(nr, sizeof(*pages));
+		unsigned long i;
+
+		for (i = 0; pages && i < nr; i += 512)
+			((volatile void **)pages)[i] = pages;
+		free(pages);
+		if (r >= 0)
+			t[r] = bench_now_us() - t0;
+	}
+	med = bench_stats(t, run->reps).median_us;
+	free(t);
+	return med;
+}
+
+/* ---- the kernel ------------------------------------------------------ */
+
+#define KPF_HEAD	15
+#define KPF_TAIL	16
+#define KPF_THP		22
+
+static unsigned long mode_folio_size(enum folio_mode m, unsigned long page)
+{
+	switch (m) {
+	case FOLIO_64K:
+		return 64UL << 10;
+	case FOLIO_1M:
+		return 1UL << 20;
+	case FOLIO_2M_PTE:
+	case FOLIO_2M_PMD:
+		return 2UL << 20;
+	default:
+		return page;
+	}
+}
+
+static int read_u64_at(int fd, unsigned long index, uint64_t *v)
+{
+	ssize_t n = pread(fd, v, sizeof(*v), (off_t)(index * sizeof(*v)));
+
+	return n == (ssize_t)sizeof(*v) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* AnonHugePages of this process, in kB; -1 if unreadable. */
+static long anon_huge_kb(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * Did the folios materialize?  On up to 64 folios spread over the region:
+ * the first page is a head (or, for 4K, neither head nor tail), the last
+ * page is a tail of it at the next PFNs, and the mapping level is right.
+ * Returns 0, or 1 with the reason in @why.
+ */
+static int kernel_verify(char *base, unsigned long size, enum folio_mode m,
+			 char *why, size_t whylen)
+{
+	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long fsize = mode_folio_size(m, page), nr = fsize / page;
+	unsigned long nfolios = size / fsize, step = nfolios / 64 ? nfolios / 64 : 1;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kf = open("/proc/kpageflags", O_RDONLY);
+	unsigned long f;
+	long kb;
+	int ret = 0;
+
+	if (pm < 0 || kf < 0) {
+		snprintf(why, whylen, "cannot read %s: %s",
+			 pm < 0 ? "/proc/self/pagemap" : "/proc/kpageflags",
+			 strerror(errno));
+		ret = 1;
+		goto out;
+	}
+	for (f = 0; !ret && f < nfolios; f += step) {
+		unsigned long first = ((unsigned long)base + f * fsize) / page;
+		uint64_t e0, e1, k0, k1;
+		unsigned long pfn0, pfn1;
+
+		if (read_u64_at(pm, first, &e0) || read_u64_at(pm, first + nr - 1, &e1) ||
+		    !(e0 >> 63) || !(e1 >> 63)) {
+			snprintf(why, whylen, "page %lu not present", first);
+			ret = 1;
+			break;
+		}
+		pfn0 = e0 & ((1UL << 55) - 1);
+		pfn1 = e1 & ((1UL << 55) - 1);
+		if (!pfn0 || read_u64_at(kf, pfn0, &k0) || read_u64_at(kf, pfn1, &k1)) {
+			snprintf(why, whylen, "no PFNs in pagemap (not root?)");
+			ret = 1;
+			break;
+		}
+		if (nr == 1 ? (k0 >> KPF_HEAD & 1) || (k0 >> KPF_TAIL & 1)
+			    : !(k0 >> KPF_HEAD & 1) || !(k1 >> KPF_TAIL & 1) ||
+			      pfn1 != pfn0 + nr - 1 || !(k0 >> KPF_THP & 1)) {
+			snprintf(why, whylen, "folio at +%luK is not one %luK folio",
+				 f * fsize >> 10, fsize >> 10);
+			ret = 1;
+		}
+	}
+	kb = anon_huge_kb();
+	if (!ret && m == FOLIO_2M_PMD && kb >= 0 && (unsigned long)kb < size >> 10) {
+		snprintf(why, whylen, "only %ldkB PMD-mapped of %luK", kb, size >> 10);
+		ret = 1;
+	}
+	if (!ret && m == FOLIO_2M_PTE && kb > 0) {
+		snprintf(why, whylen, "%ldkB still PMD-mapped after the split", kb);
+		ret = 1;
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kf >= 0)
+		close(kf);
+	return ret;
+}
+
+/* THP sysfs for mode @m: its size "always", every other size "never". */
+static void kernel_mode_policy(enum folio_mode m,
+			       enum scn_policy mthp[SCN_NR_MTHP_SIZES])
+{
+	unsigned long want = mode_folio_size(m, 0);
+	int i;
+
+	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
+		mthp[i] = scenario_mthp_size(i) == want ? SCN_POL_ALWAYS
+							 : SCN_POL_NEVER;
+}
+
+/* Map, fault in and shape the region; NULL with @why on failure. */
+static char *kernel_region(unsigned long size, enum folio_mode m, char *why,
+			   size_t whylen)
+{
+	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long align = 2UL << 20, a;
+	char *raw, *base;
+
+	raw = mmap(NULL, size + align, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED) {
+		snprintf(why, whylen, "mmap: %s", strerror(errno));
+		return NULL;
+	}
+	base = (char *)(((unsigned long)raw + align - 1) & ~(align - 1));
+	if (base > raw)
+		munmap(raw, base - raw);
+	munmap(base + size, raw + align - base);
+	if (m == FOLIO_4K && madvise(base, size, MADV_NOHUGEPAGE)) {
+		snprintf(why, whylen, "MADV_NOHUGEPAGE: %s", strerror(errno));
+		goto fail;
+	}
+	for (a = 0; a < size; a += page)
+		base[a] = 1;
+	if (m == FOLIO_2M_PTE) {
+		/* Split each PMD mapping; the folios stay whole (baseline 1). */
+		for (a = 0; a < size; a += align)
+			if (mprotect(base + a, page, PROT_READ)) {
+				snprintf(why, whylen, "mprotect: %s", strerror(errno));
+				goto fail;
+			}
+		if (mprotect(base, size, PROT_READ | PROT_WRITE) ||
+		    madvise(base, size, MADV_NOHUGEPAGE)) {
+			snprintf(why, whylen, "mprotect back: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	return base;
+fail:
+	munmap(base, size);
+	return NULL;
+}
+
+static int kernel_register(const struct gup_run *run, char *base,
+			   struct gup_mode_result *res)
+{
+	unsigned long chunk = run->size < GUP_IOVEC_SIZE ? run->size : GUP_IOVEC_SIZE;
+	unsigned int nvec = (unsigned int)(run->size / chunk), i;
+	double *reg = calloc(run->reps, sizeof(*reg));
+	double *unreg = calloc(run->reps, sizeof(*unreg));
+	struct iovec *iov = calloc(nvec, sizeof(*iov));
+	struct io_uring ring;
+	int r, err;
+
+	if (!reg || !unreg || !iov) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nvec; i++) {
+		iov[i].iov_base = base + i * chunk;
+		iov[i].iov_len = chunk;
+	}
+	err = io_uring_queue_init(8, &ring, 0);
+	if (err) {
+		snprintf(res->kernel_why, sizeof(res->kernel_why),
+			 "io_uring_queue_init: %s", strerror(-err));
+		goto out;
+	}
+	for (r = -1; r < run->reps; r++) {
+		double t0 = bench_now_us(), t1, t2;
+
+		err = io_uring_register_buffers(&ring, iov, nvec);
+		t1 = bench_now_us();
+		if (err) {
+			snprintf(res->kernel_why, sizeof(res->kernel_why),
+				 "io_uring_register_buffers: %s", strerror(-err));
+			break;
+		}
+		err = io_uring_unregister_buffers(&ring);
+		t2 = bench_now_us();
+		if (err) {
+			snprintf(res->kernel_why, sizeof(res->kernel_why),
+				 "io_uring_unregister_buffers: %s", strerror(-err));
+			break;
+		}
+		if (r >= 0) {
+			reg[r] = t1 - t0;
+			unreg[r] = t2 - t1;
+		}
+	}
+	io_uring_queue_exit(&ring);
+	if (!err) {
+		res->reg = bench_stats(reg, run->reps);
+		res->unreg = bench_stats(unreg, run->reps);
+		res->have_kernel = true;
+	}
+out:
+	free(reg);
+	free(unreg);
+	free(iov);
+	return err;
+}
+
+/* The kernel column of mode @m; a reason in res->kernel_why if none. */
+static void gup_kernel_mode(const struct gup_run *run, enum folio_mode m,
+			    struct gup_mode_result *res)
+{
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+	char why[160];
+	char *base;
+	int err;
+
+	bench_progress(run->o, "gup: kernel %s io_uring register",
+		       folio_mode_name(m));
+	kernel_mode_policy(m, mthp);
+	err = thp_settings_apply(mthp, why, sizeof(why));
+	if (err) {
+		snprintf(res->kernel_why, sizeof(res->kernel_why),
+			 "THP settings: %s", why);
+		return;
+	}
+	base = kernel_region(run->size, m, why, sizeof(why));
+	if (!base) {
+		snprintf(res->kernel_why, sizeof(res->kernel_why), "%s", why);
+		thp_settings_restore();
+		return;
+	}
+	if (kernel_verify(base, run->size, m, why, sizeof(why)))
+		snprintf(res->kernel_why, sizeof(res->kernel_why),
+			 "folios did not materialize: %s", why);
+	else
+		kernel_register(run, base, res);
+	munmap(base, run->size);
+	thp_settings_restore();
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void gup_json(const struct gup_run *run, enum folio_mode m,
+		     const struct gup_mode_result *res)
+{
+	char extra[256];
+	int side, op;
+
+	for (side = 0; side < NR_SIDES; side++) {
+		for (op = 0; op < NR_OPS; op++) {
+			const struct gup_cell *c = &res->cell[side][op];
+			struct bench_row row;
+
+			if (!c->have)
+				continue;
+			bench_row_init(&row);
+			row.bench = "gup";
+			row.folio = folio_mode_name(m);
+			row.variant = side_variant[side];
+			row.backend = "model";
+			row.op = op_names[op];
+			row.t = c->take;
+			row.folio_ref_atomic = c->ref_atomic;
+			row.pincount_atomic = c->pin_atomic;
+			snprintf(extra, sizeof(extra),
+				 ",\"size_bytes\":%lu,\"pages\":%lu,"
+				 "\"pages_per_call\":%lu,\"gup_batch\":%d,"
+				 "\"arch\":\"%s\",\"floor_us\":%.3f",
+				 run->size, run->nr_pages, run->pages_per_call,
+				 side == AFTER, run->o->arch, res->floor.median_us);
+			row.extra_json = extra;
+			bench_json_row(run->o, &row);
+			row.op = release_names[op];
+			row.t = c->release;
+			row.folio_ref_atomic = row.pincount_atomic = -1;
+			bench_json_row(run->o, &row);
+		}
+	}
+	{
+		struct bench_row row;
+
+		bench_row_init(&row);
+		row.bench = "gup";
+		row.folio = folio_mode_name(m);
+		row.op = "floor";
+		row.variant = "none";
+		row.backend = "model";
+		row.t = res->floor;
+		snprintf(extra, sizeof(extra), ",\"pages\":%lu,\"arch\":\"%s\"",
+			 run->nr_pages, run->o->arch);
+		row.extra_json = extra;
+		if (res->floor.reps)
+			bench_json_row(run->o, &row);
+		if (res->have_kernel) {
+			snprintf(extra, sizeof(extra),
+				 ",\"size_bytes\":%lu,\"iovecs\":%lu",
+				 run->size, run->size / (run->size < GUP_IOVEC_SIZE ?
+					run->size : GUP_IOVEC_SIZE));
+			row.variant = "kernel";
+			row.backend = "kernel";
+			row.op = "io_uring_register_buffers";
+			row.t = res->reg;
+			bench_json_row(run->o, &row);
+			row.op = "io_uring_unregister_buffers";
+			row.t = res->unreg;
+			bench_json_row(run->o, &row);
+		}
+	}
+}
+
+static void size_text(char *buf, size_t len, unsigned long bytes)
+{
+	if (bytes >= (1UL << 30) && !(bytes & ((1UL << 30) - 1)))
+		snprintf(buf, len, "%luG", bytes >> 30);
+	else if (bytes >= (1UL << 20) && !(bytes & ((1UL << 20) - 1)))
+		snprintf(buf, len, "%luM", bytes >> 20);
+	else
+		snprintf(buf, len, "%luK", bytes >> 10);
+}
+
+static void gup_method(const struct gup_run *run, const char *kernel_note)
+{
+	FILE *f = run->o->out;
+	char sz[32];
+
+	size_text(sz, sizeof(sz), run->size);
+	fprintf(f, "gup: get_user_pages_fast() and pin_user_pages_fast(),"
+		" FOLL_WRITE, over a %s anonymous region (%lu pages),\n"
+		"     %lu pages per call; time of all calls, then of releasing"
+		" every page (unpin)\n", sz, run->nr_pages,
+		run->pages_per_call < run->nr_pages ? run->pages_per_call
+						    : run->nr_pages);
+	fprintf(f, "  method: %d reps after 1 warm-up, median in us"
+		" (min and max in --json); arch %s\n", run->reps, run->o->arch);
+	fprintf(f, "  model:  before = %s (gup_batch=0, per-PTE), after = %s"
+		" (nothing else differs)\n", side_variant[BEFORE],
+		side_variant[AFTER]);
+	fprintf(f, "  floor:  a plain loop reading %lu 8-byte PTE words and"
+		" writing %lu pages[] entries, same run\n",
+		run->nr_pages, run->nr_pages);
+	if (run->alloc_us >= 0)
+		fprintf(f, "          (each model call also callocs and frees its"
+			" pages[]: %.1f us of every time below)\n", run->alloc_us);
+	fprintf(f, "  kernel: %s\n", kernel_note);
+	fprintf(f, "  ratio = after/before, same run; after/floor = batched"
+		" pin over the floor\n\n");
+	fprintf(f, "%-7s %27s %27s %8s %6s %17s %21s\n", "", "get_user_pages_fast",
+		"pin_user_pages_fast", "floor", "pin", "unpin (pin)",
+		"kernel io_uring");
+	fprintf(f, "%-7s %9s %9s %7s %9s %9s %7s %8s %6s %8s %8s %10s %10s\n",
+		"folio", "before", "after", "ratio", "before", "after", "ratio",
+		"us", "/floor", "before", "after", "register", "unregister");
+}
+
+static void gup_table_row(const struct gup_run *run, enum folio_mode m,
+			  const struct gup_mode_result *res)
+{
+	const struct gup_cell (*c)[NR_OPS] = res->cell;
+	FILE *f = run->o->out;
+
+	fprintf(f, "%-7s %9.1f %9.1f %7.3f %9.1f %9.1f %7.3f %8.1f %6.2f"
+		" %8.1f %8.1f", folio_mode_name(m),
+		c[BEFORE][OP_GET].take.median_us, c[AFTER][OP_GET].take.median_us,
+		ratio(c[AFTER][OP_GET].take.median_us, c[BEFORE][OP_GET].take.median_us),
+		c[BEFORE][OP_PIN].take.median_us, c[AFTER][OP_PIN].take.median_us,
+		ratio(c[AFTER][OP_PIN].take.median_us, c[BEFORE][OP_PIN].take.median_us),
+		res->floor.median_us,
+		ratio(c[AFTER][OP_PIN].take.median_us, res->floor.median_us),
+		c[BEFORE][OP_PIN].release.median_us,
+		c[AFTER][OP_PIN].release.median_us);
+	if (res->have_kernel)
+		fprintf(f, " %10.1f %10.1f\n", res->reg.median_us,
+			res->unreg.median_us);
+	else
+		fprintf(f, " %10s %10s\n", "-", "-");
+	fflush(f);
+}
+
+/* The targets, as outputs of this run (never assertions). */
+static void gup_targets(const struct gup_run *run,
+			const struct gup_mode_result *res)
+{
+	const struct gup_mode_result *k4 = &res[FOLIO_4K], *k64 = &res[FOLIO_64K],
+				     *k2 = &res[FOLIO_2M_PTE];
+	FILE *f = run->o->out;
+	double s64 = ratio(k64->cell[BEFORE][OP_PIN].take.median_us,
+			   k64->cell[AFTER][OP_PIN].take.median_us);
+	double s2 = ratio(k2->cell[BEFORE][OP_PIN].take.median_us,
+			  k2->cell[AFTER][OP_PIN].take.median_us);
+	double d4 = ratio(k4->cell[AFTER][OP_PIN].take.median_us,
+			  k4->cell[BEFORE][OP_PIN].take.median_us) - 1;
+	double fl = ratio(k2->cell[AFTER][OP_PIN].take.median_us,
+			  k2->floor.median_us);
+	int m;
+
+	fprintf(f, "\n  targets (pin, batched vs per-PTE, this run):\n");
+	fprintf(f, "    64K     %6.1fx faster   (target >= 6x)    %s\n", s64,
+		s64 >= 6 ? "met" : "NOT met");
+	fprintf(f, "    2M-PTE  %6.1fx faster   (target >= 15x)   %s\n", s2,
+		s2 >= 15 ? "met" : "NOT met");
+	fprintf(f, "    4K      %+6.1f%% vs per-PTE (target within 3%%) %s\n",
+		d4 * 100, d4 <= 0.03 && d4 >= -0.03 ? "met" : "NOT met");
+	fprintf(f, "    2M-PTE  %6.2fx the floor  (target within 2x)  %s\n", fl,
+		fl <= 2 ? "met" : "NOT met");
+	for (m = 0; m < NR_FOLIO_MODES; m++)
+		if (!res[m].have_kernel && res[m].kernel_why[0])
+			fprintf(f, "  kernel %s: SKIP %s\n", folio_mode_name(m),
+				res[m].kernel_why);
+}
+
+/* ---- the benchmark --------------------------------------------------- */
+
+int bench_gup(const struct bench_opts *o)
+{
+	struct gup_mode_result res[NR_FOLIO_MODES];
+	struct gup_run run = { .o = o };
+	const char *kernel_note;
+	bool kernel = false;
+	int m, side, err = 0;
+
+	memset(res, 0, sizeof(res));
+	run.size = o->size ? o->size : o->quick ? GUP_QUICK_SIZE : GUP_DEFAULT_SIZE;
+	run.reps = o->reps ? o->reps : o->quick ? GUP_QUICK_REPS : GUP_DEFAULT_REPS;
+	/* The model's page size needs the machine up; x86-64 is 4K. */
+	run.page_size = 4096;
+	if (run.size % (2UL << 20)) {
+		fprintf(stderr, "ptebatch: bench gup: --size must be a multiple"
+			" of 2M (a whole PMD of every folio mode)\n");
+		return -EINVAL;
+	}
+	run.nr_pages = run.size / run.page_size;
+	run.pages_per_call = GUP_PAGES_PER_CALL < run.nr_pages ? GUP_PAGES_PER_CALL
+							       : run.nr_pages;
+	run.alloc_us = gup_alloc_cost(&run);
+
+	if (!(o->backend & BENCH_KERNEL))
+		kernel_note = "not run (--backend model)";
+	else if (geteuid())
+		kernel_note = "SKIP: not root (THP sysfs, /proc/kpageflags)";
+	else
+		kernel = true;
+	if (kernel)
+		kernel_note = "io_uring_register_buffers() of the same region,"
+			      " iovecs of 16M, same reps; THP sysfs restored"
+			      " after each size";
+	if (!(o->backend & BENCH_MODEL))
+		fprintf(o->out, "(--backend kernel: the model columns are 0)\n");
+	gup_method(&run, kernel_note);
+	for (m = 0; m < NR_FOLIO_MODES; m++) {
+		if (o->backend & BENCH_MODEL) {
+			err = gup_floor(&run, &res[m].floor);
+			for (side = 0; !err && side < NR_SIDES; side++)
+				err = gup_model_side(&run, m, side, &res[m]);
+			if (err) {
+				fprintf(stderr, "\nptebatch: bench gup: model %s: %s\n",
+					folio_mode_name(m), strerror(-err));
+				break;
+			}
+		}
+		if (kernel)
+			gup_kernel_mode(&run, m, &res[m]);
+		gup_json(&run, m, &res[m]);
+		bench_progress(o, "%s", "");
+		gup_table_row(&run, m, &res[m]);
+	}
+	if (!err && (o->backend & BENCH_MODEL))
+		gup_targets(&run, res);
+	return err;
+}

@@ -5,12 +5,14 @@
  *
  * bench.h: what the three benchmarks (gup.c, cow.c, mprotect.c) share:
  * options, folio modes, timing statistics, rows (printed, JSON), and
- * setting up a region of a given folio mode on the model.
+ * setting up a region of a given folio mode on the model and on this
+ * machine's kernel (kernel_region.c).
  */
 #ifndef BENCH_BENCH_H
 #define BENCH_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -95,6 +97,39 @@ int bench_model_region(struct pb_proc **procp, unsigned long addr,
 void bench_stats_snapshot(uint64_t out[PB_NR_STATS]);
 
 #define BENCH_MODEL_ADDR (1UL << 32)
+
+/*
+ * The kernel (kernel_region.c, root only).  Folio bytes of mode @m; 0 for
+ * 4K, meaning "the base page".
+ */
+unsigned long folio_mode_bytes(enum folio_mode m);
+/*
+ * THP sysfs for mode @m: its size "always", every other size "never"
+ * (thp_settings_apply(); put back with thp_settings_restore()).  0 or
+ * -errno with the reason in @why.
+ */
+int bench_thp_apply(enum folio_mode m, char *why, size_t whylen);
+/*
+ * Under the THP settings of mode @m: map @size bytes (a multiple of 2M)
+ * 2M-aligned at *@addrp, every page written; 4K MADV_NOHUGEPAGE, 2M
+ * MADV_HUGEPAGE; 2M-PTE split to PTEs (the folios stay whole); then check
+ * that the folios materialized (pagemap, kpageflags, for 2M smaps
+ * AnonHugePages, no THP fallback during the faults), trying up to 3 fresh
+ * regions.  0; -EOPNOTSUPP with the reason in @why for a SKIP (the folios
+ * are not the mode's, or cannot be checked); another -errno with @why when
+ * mmap, madvise or mprotect failed.  Nothing stays mapped on an error.
+ */
+int bench_kernel_map(enum folio_mode m, unsigned long size, void **addrp,
+		     char *why, size_t whylen);
+void bench_kernel_unmap(void *addr, unsigned long size);
+/*
+ * bench_thp_apply() + bench_kernel_map(): -EOPNOTSUPP with @why also when
+ * the THP settings cannot be applied; the settings are put back on every
+ * error.  bench_kernel_region_free() unmaps and puts them back.
+ */
+int bench_kernel_region(enum folio_mode m, unsigned long size, void **addrp,
+			char *why, size_t whylen);
+void bench_kernel_region_free(void *addr, unsigned long size);
 
 /* The benchmarks.  Each prints its tables to o->out; 0 or -errno. */
 int bench_gup(const struct bench_opts *o);

@@ -11,11 +11,8 @@
  * the timing; only the pass of stores is timed, and its faults counted.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -223,216 +220,6 @@ static int model_cell(const struct bench_opts *o, const struct cow_plan *pl,
 
 /* ---- the kernel ---- */
 
-#define KPF_COMPOUND_HEAD 15
-#define KPF_COMPOUND_TAIL 16
-#define KPF_THP 22
-#define PM_PRESENT (1ULL << 63)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
-/* Folios whose pages and flags are checked per region. */
-#define COW_VERIFY_SAMPLES 8
-
-static int pread_full(int fd, void *buf, size_t len, off_t off)
-{
-	ssize_t r = pread(fd, buf, len, off);
-
-	if (r < 0)
-		return -errno;
-	return (size_t)r == len ? 0 : -EIO;
-}
-
-/*
- * Is the folio at @addr one of @folio_size bytes, mapped whole and in order
- * by the PTEs of [addr, addr + folio_size)?  pagemap gives the PFNs (root
- * only), kpageflags the head, the tails, and that the next PFN starts
- * another folio.
- */
-static int verify_folio(int pm_fd, int kpf_fd, unsigned long addr,
-			unsigned long folio_size, unsigned long page,
-			char *why, size_t whylen)
-{
-	unsigned long nr = folio_size / page, i;
-	uint64_t *pm, *kpf, pfn0;
-	int err = -ENOMEM;
-
-	pm = malloc(nr * sizeof(*pm));
-	kpf = malloc((nr + 1) * sizeof(*kpf));
-	if (!pm || !kpf)
-		goto out;
-	err = pread_full(pm_fd, pm, nr * sizeof(*pm), (off_t)(addr / page * sizeof(*pm)));
-	if (err) {
-		snprintf(why, whylen, "cannot read /proc/self/pagemap: %s", strerror(-err));
-		goto out;
-	}
-	pfn0 = pm[0] & PM_PFN_MASK;
-	err = -EAGAIN;
-	for (i = 0; i < nr; i++) {
-		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != pfn0 + i) {
-			snprintf(why, whylen, "page %lu of the folio at %#lx is not"
-				 " present at PFN %#" PRIx64 " + %lu (pagemap %#" PRIx64 ")",
-				 i, addr, pfn0, i, pm[i]);
-			goto out;
-		}
-	}
-	if (!pfn0 || pfn0 % nr) {
-		snprintf(why, whylen, "PFN %#" PRIx64 " at %#lx: no PFN or not"
-			 " %lu-page aligned", pfn0, addr, nr);
-		goto out;
-	}
-	err = pread_full(kpf_fd, kpf, (nr + 1) * sizeof(*kpf), (off_t)(pfn0 * sizeof(*kpf)));
-	if (err) {
-		snprintf(why, whylen, "cannot read /proc/kpageflags: %s", strerror(-err));
-		goto out;
-	}
-	err = -EAGAIN;
-	if (!(kpf[0] & (1ULL << KPF_COMPOUND_HEAD)) || !(kpf[0] & (1ULL << KPF_THP))) {
-		snprintf(why, whylen, "the page at %#lx is no THP head", addr);
-		goto out;
-	}
-	for (i = 1; i < nr; i++) {
-		if (!(kpf[i] & (1ULL << KPF_COMPOUND_TAIL))) {
-			snprintf(why, whylen, "the folio at %#lx is smaller than"
-				 " %lu kB", addr, folio_size >> 10);
-			goto out;
-		}
-	}
-	if (kpf[nr] & (1ULL << KPF_COMPOUND_TAIL)) {
-		snprintf(why, whylen, "the folio at %#lx is larger than %lu kB",
-			 addr, folio_size >> 10);
-		goto out;
-	}
-	err = 0;
-out:
-	free(pm);
-	free(kpf);
-	return err;
-}
-
-/* kB of AnonHugePages (PMD-mapped THP) in the VMAs inside [lo, hi). */
-static long smaps_anon_huge_kb(unsigned long lo, unsigned long hi)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	unsigned long start = 0, end = 0;
-	char line[256];
-	long kb = 0, v;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
-			continue;
-		if (start >= lo && end <= hi &&
-		    sscanf(line, "AnonHugePages: %ld kB", &v) == 1)
-			kb += v;
-	}
-	fclose(f);
-	return kb;
-}
-
-/*
- * Map @size bytes, 2M-aligned, of folios of @folio_size, fault them in,
- * for 2M split every PMD to PTEs (mprotect of its first page, and back),
- * and check a sample of the folios.  -EAGAIN with @why when the kernel did
- * not give the folios asked for.
- */
-static int kernel_region(const struct cow_plan *pl, unsigned long folio_size,
-			 char **basep, char *why, size_t whylen)
-{
-	size_t maplen = pl->size + pl->pmd;
-	int pm_fd = -1, kpf_fd = -1, err = 0, s;
-	unsigned long a;
-	char *map, *base;
-	long kb;
-
-	map = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED) {
-		snprintf(why, whylen, "mmap of %zu bytes: %s", maplen, strerror(errno));
-		return -errno;
-	}
-	/* Keep only the aligned part, so every 2M block is a PMD. */
-	base = (char *)(((unsigned long)map + pl->pmd - 1) & ~(pl->pmd - 1));
-	if (base > map)
-		munmap(map, (size_t)(base - map));
-	if (base + pl->size < map + maplen)
-		munmap(base + pl->size, (size_t)(map + maplen - (base + pl->size)));
-	if (folio_size == pl->pmd && madvise(base, pl->size, MADV_HUGEPAGE)) {
-		err = -errno;
-		snprintf(why, whylen, "MADV_HUGEPAGE: %s", strerror(errno));
-		goto fail;
-	}
-	for (a = 0; a < pl->size; a += pl->page)
-		((volatile char *)base)[a] = 1;
-	if (folio_size == pl->pmd) {
-		for (a = 0; a < pl->size; a += pl->pmd) {
-			if (mprotect(base + a, pl->page, PROT_READ) ||
-			    mprotect(base + a, pl->page, PROT_READ | PROT_WRITE)) {
-				err = -errno;
-				snprintf(why, whylen, "mprotect split: %s", strerror(errno));
-				goto fail;
-			}
-		}
-		kb = smaps_anon_huge_kb((unsigned long)base, (unsigned long)base + pl->size);
-		if (kb != 0) {
-			err = kb < 0 ? (int)kb : -EAGAIN;
-			snprintf(why, whylen, kb < 0 ? "cannot read /proc/self/smaps"
-				 : "%ld kB still PMD-mapped after the split", kb);
-			goto fail;
-		}
-	}
-	pm_fd = open("/proc/self/pagemap", O_RDONLY);
-	kpf_fd = open("/proc/kpageflags", O_RDONLY);
-	if (pm_fd < 0 || kpf_fd < 0) {
-		err = -errno;
-		snprintf(why, whylen, "cannot open %s: %s",
-			 pm_fd < 0 ? "/proc/self/pagemap" : "/proc/kpageflags",
-			 strerror(errno));
-		goto fail;
-	}
-	for (s = 0; s < COW_VERIFY_SAMPLES; s++) {
-		unsigned long nr = pl->size / folio_size;
-		unsigned long idx = (unsigned long)s * (nr - 1) / (COW_VERIFY_SAMPLES - 1);
-
-		err = verify_folio(pm_fd, kpf_fd, (unsigned long)base + idx * folio_size,
-				   folio_size, pl->page, why, whylen);
-		if (err)
-			goto fail;
-	}
-	close(pm_fd);
-	close(kpf_fd);
-	*basep = base;
-	return 0;
-fail:
-	if (pm_fd >= 0)
-		close(pm_fd);
-	if (kpf_fd >= 0)
-		close(kpf_fd);
-	munmap(base, pl->size);
-	return err;
-}
-
-/* Regions tried per rep before the column is skipped for want of folios. */
-#define COW_REGION_TRIES 3
-
-/*
- * A region whose folios did not all materialize (an allocation fell back
- * under fragmentation) is not measured: unmap it and try a fresh one.
- */
-static int kernel_region_retry(const struct cow_plan *pl, unsigned long folio_size,
-			       char **basep, char *why, size_t whylen)
-{
-	int tries = 0, err;
-	size_t len;
-
-	do
-		err = kernel_region(pl, folio_size, basep, why, whylen);
-	while (err == -EAGAIN && ++tries < COW_REGION_TRIES);
-	if (err == -EAGAIN) {
-		len = strlen(why);
-		snprintf(why + len, whylen - len, " (in %d fresh regions)", tries);
-	}
-	return err;
-}
-
 static long minflt_now(void)
 {
 	struct rusage ru;
@@ -475,45 +262,39 @@ static int fork_and_reap(char *why, size_t whylen)
 }
 
 /*
- * The kernel's cells for folios of @folio_size: every pass in @which, reps
+ * The kernel's cells for folios of mode @m: every pass in @which, reps
  * times, a fresh region each.  THP settings are this size "always", every
  * other "never", and are put back before returning.  A nonzero return is
  * a SKIP whose reason is in @why.
  */
 static int kernel_cells(const struct bench_opts *o, const struct cow_plan *pl,
-			unsigned long folio_size, const bool which[NR_PASSES],
+			enum folio_mode m, const bool which[NR_PASSES],
 			struct cow_cell cells[NR_PASSES], char *why, size_t whylen)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
-	struct thp_fallback before, after;
 	double samples[pl->reps];
-	int i, rep, err = 0;
+	int rep, err = 0;
 	enum cow_pass k;
 
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
-		mthp[i] = SCN_MTHP_MIN_SIZE << i == folio_size ? SCN_POL_ALWAYS
-							       : SCN_POL_NEVER;
-	err = thp_settings_apply(mthp, why, whylen);
+	err = bench_thp_apply(m, why, whylen);
 	if (err)
 		return err;
-	if (thp_fallback_snapshot(&before))
-		memset(&before, 0, sizeof(before));
 	for (k = 0; k < NR_PASSES && !err; k++) {
 		if (!which[k])
 			continue;
 		for (rep = 0; rep < pl->reps; rep++) {
 			long long faults;
-			char *base = NULL;
+			void *base = NULL;
 
 			bench_progress(o, "cow: kernel %lukB %s rep %d/%d",
-				       folio_size >> 10, passes[k].op, rep + 1, pl->reps);
-			err = kernel_region_retry(pl, folio_size, &base, why, whylen);
+				       folio_mode_bytes(m) >> 10, passes[k].op,
+				       rep + 1, pl->reps);
+			err = bench_kernel_map(m, pl->size, &base, why, whylen);
 			if (err)
 				break;
 			err = fork_and_reap(why, whylen);
 			if (!err)
 				kernel_pass(base, pl, k, &samples[rep], &faults);
-			munmap(base, pl->size);
+			bench_kernel_unmap(base, pl->size);
 			if (err)
 				break;
 			cell_faults(&cells[k], rep, faults);
@@ -523,9 +304,6 @@ static int kernel_cells(const struct bench_opts *o, const struct cow_plan *pl,
 		cells[k].t = bench_stats(samples, pl->reps);
 		cells[k].have = true;
 	}
-	if (!err && !thp_fallback_snapshot(&after) &&
-	    thp_fallback_check(&before, &after, why, whylen))
-		err = -EAGAIN;
 	thp_settings_restore();
 	if (err)
 		for (k = 0; k < NR_PASSES; k++)
@@ -791,13 +569,13 @@ int bench_cow(const struct bench_opts *o)
 		memset(kcells, 0, sizeof(kcells));
 		for (r = 0; r < NR_PASSES; r++)
 			which[r] = true;
-		kskip = kernel_cells(o, &pl, pl.pmd, which, kcells, kwhy, sizeof(kwhy)) != 0;
+		kskip = kernel_cells(o, &pl, FOLIO_2M_PTE, which, kcells, kwhy, sizeof(kwhy)) != 0;
 		for (r = 0; r < NR_PASSES; r++)
 			grid[r][KERNEL_COL] = kcells[r];
 		memset(kcells, 0, sizeof(kcells));
 		for (r = 0; r < NR_PASSES; r++)
 			which[r] = r == PASS_SEQ;
-		k64skip = kernel_cells(o, &pl, 64UL << 10, which, kcells, k64why,
+		k64skip = kernel_cells(o, &pl, FOLIO_64K, which, kcells, k64why,
 				       sizeof(k64why)) != 0;
 		grid64[0][NR_64K_MODEL_COLS] = kcells[PASS_SEQ];
 	}

@@ -9,11 +9,9 @@
  * but GUP-fast batching differs between the two columns.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -247,171 +245,6 @@ static double gup_alloc_cost(const struct gup_run *run)
 
 /* ---- the kernel ------------------------------------------------------ */
 
-#define KPF_HEAD	15
-#define KPF_TAIL	16
-#define KPF_THP		22
-
-static unsigned long mode_folio_size(enum folio_mode m, unsigned long page)
-{
-	switch (m) {
-	case FOLIO_64K:
-		return 64UL << 10;
-	case FOLIO_1M:
-		return 1UL << 20;
-	case FOLIO_2M_PTE:
-	case FOLIO_2M_PMD:
-		return 2UL << 20;
-	default:
-		return page;
-	}
-}
-
-static int read_u64_at(int fd, unsigned long index, uint64_t *v)
-{
-	ssize_t n = pread(fd, v, sizeof(*v), (off_t)(index * sizeof(*v)));
-
-	return n == (ssize_t)sizeof(*v) ? 0 : n < 0 ? -errno : -EIO;
-}
-
-/* AnonHugePages of this process, in kB; -1 if unreadable. */
-static long anon_huge_kb(void)
-{
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-	char line[256];
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-/*
- * Did the folios materialize?  On up to 64 folios spread over the region:
- * the first page is a head (or, for 4K, neither head nor tail), the last
- * page is a tail of it at the next PFNs, and the mapping level is right.
- * Returns 0, or 1 with the reason in @why.
- */
-static int kernel_verify(char *base, unsigned long size, enum folio_mode m,
-			 char *why, size_t whylen)
-{
-	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
-	unsigned long fsize = mode_folio_size(m, page), nr = fsize / page;
-	unsigned long nfolios = size / fsize, step = nfolios / 64 ? nfolios / 64 : 1;
-	int pm = open("/proc/self/pagemap", O_RDONLY);
-	int kf = open("/proc/kpageflags", O_RDONLY);
-	unsigned long f;
-	long kb;
-	int ret = 0;
-
-	if (pm < 0 || kf < 0) {
-		snprintf(why, whylen, "cannot read %s: %s",
-			 pm < 0 ? "/proc/self/pagemap" : "/proc/kpageflags",
-			 strerror(errno));
-		ret = 1;
-		goto out;
-	}
-	for (f = 0; !ret && f < nfolios; f += step) {
-		unsigned long first = ((unsigned long)base + f * fsize) / page;
-		uint64_t e0, e1, k0, k1;
-		unsigned long pfn0, pfn1;
-
-		if (read_u64_at(pm, first, &e0) || read_u64_at(pm, first + nr - 1, &e1) ||
-		    !(e0 >> 63) || !(e1 >> 63)) {
-			snprintf(why, whylen, "page %lu not present", first);
-			ret = 1;
-			break;
-		}
-		pfn0 = e0 & ((1UL << 55) - 1);
-		pfn1 = e1 & ((1UL << 55) - 1);
-		if (!pfn0 || read_u64_at(kf, pfn0, &k0) || read_u64_at(kf, pfn1, &k1)) {
-			snprintf(why, whylen, "no PFNs in pagemap (not root?)");
-			ret = 1;
-			break;
-		}
-		if (nr == 1 ? (k0 >> KPF_HEAD & 1) || (k0 >> KPF_TAIL & 1)
-			    : !(k0 >> KPF_HEAD & 1) || !(k1 >> KPF_TAIL & 1) ||
-			      pfn1 != pfn0 + nr - 1 || !(k0 >> KPF_THP & 1)) {
-			snprintf(why, whylen, "folio at +%luK is not one %luK folio",
-				 f * fsize >> 10, fsize >> 10);
-			ret = 1;
-		}
-	}
-	kb = anon_huge_kb();
-	if (!ret && m == FOLIO_2M_PMD && kb >= 0 && (unsigned long)kb < size >> 10) {
-		snprintf(why, whylen, "only %ldkB PMD-mapped of %luK", kb, size >> 10);
-		ret = 1;
-	}
-	if (!ret && m == FOLIO_2M_PTE && kb > 0) {
-		snprintf(why, whylen, "%ldkB still PMD-mapped after the split", kb);
-		ret = 1;
-	}
-out:
-	if (pm >= 0)
-		close(pm);
-	if (kf >= 0)
-		close(kf);
-	return ret;
-}
-
-/* THP sysfs for mode @m: its size "always", every other size "never". */
-static void kernel_mode_policy(enum folio_mode m,
-			       enum scn_policy mthp[SCN_NR_MTHP_SIZES])
-{
-	unsigned long want = mode_folio_size(m, 0);
-	int i;
-
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
-		mthp[i] = scenario_mthp_size(i) == want ? SCN_POL_ALWAYS
-							 : SCN_POL_NEVER;
-}
-
-/* Map, fault in and shape the region; NULL with @why on failure. */
-static char *kernel_region(unsigned long size, enum folio_mode m, char *why,
-			   size_t whylen)
-{
-	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
-	unsigned long align = 2UL << 20, a;
-	char *raw, *base;
-
-	raw = mmap(NULL, size + align, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (raw == MAP_FAILED) {
-		snprintf(why, whylen, "mmap: %s", strerror(errno));
-		return NULL;
-	}
-	base = (char *)(((unsigned long)raw + align - 1) & ~(align - 1));
-	if (base > raw)
-		munmap(raw, base - raw);
-	munmap(base + size, raw + align - base);
-	if (m == FOLIO_4K && madvise(base, size, MADV_NOHUGEPAGE)) {
-		snprintf(why, whylen, "MADV_NOHUGEPAGE: %s", strerror(errno));
-		goto fail;
-	}
-	for (a = 0; a < size; a += page)
-		base[a] = 1;
-	if (m == FOLIO_2M_PTE) {
-		/* Split each PMD mapping; the folios stay whole (baseline 1). */
-		for (a = 0; a < size; a += align)
-			if (mprotect(base + a, page, PROT_READ)) {
-				snprintf(why, whylen, "mprotect: %s", strerror(errno));
-				goto fail;
-			}
-		if (mprotect(base, size, PROT_READ | PROT_WRITE) ||
-		    madvise(base, size, MADV_NOHUGEPAGE)) {
-			snprintf(why, whylen, "mprotect back: %s", strerror(errno));
-			goto fail;
-		}
-	}
-	return base;
-fail:
-	munmap(base, size);
-	return NULL;
-}
-
 static int kernel_register(const struct gup_run *run, char *base,
 			   struct gup_mode_result *res)
 {
@@ -476,32 +309,28 @@ out:
 static void gup_kernel_mode(const struct gup_run *run, enum folio_mode m,
 			    struct gup_mode_result *res)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
 	char why[160];
-	char *base;
+	void *base;
 	int err;
 
 	bench_progress(run->o, "gup: kernel %s io_uring register",
 		       folio_mode_name(m));
-	kernel_mode_policy(m, mthp);
-	err = thp_settings_apply(mthp, why, sizeof(why));
+	err = bench_thp_apply(m, why, sizeof(why));
 	if (err) {
 		snprintf(res->kernel_why, sizeof(res->kernel_why),
 			 "THP settings: %s", why);
 		return;
 	}
-	base = kernel_region(run->size, m, why, sizeof(why));
-	if (!base) {
-		snprintf(res->kernel_why, sizeof(res->kernel_why), "%s", why);
-		thp_settings_restore();
-		return;
-	}
-	if (kernel_verify(base, run->size, m, why, sizeof(why)))
+	err = bench_kernel_map(m, run->size, &base, why, sizeof(why));
+	if (err == -EOPNOTSUPP)
 		snprintf(res->kernel_why, sizeof(res->kernel_why),
 			 "folios did not materialize: %s", why);
+	else if (err)
+		snprintf(res->kernel_why, sizeof(res->kernel_why), "%s", why);
 	else
 		kernel_register(run, base, res);
-	munmap(base, run->size);
+	if (!err)
+		bench_kernel_unmap(base, run->size);
 	thp_settings_restore();
 }
 

@@ -15,9 +15,7 @@
  * column with the reason when the kernel did not give those folios.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <linux/kernel-page-flags.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,7 +23,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "backend/thp_sysfs.h"
 #include "bench/bench.h"
 
 #define MP_DEFAULT_SIZE		(256UL << 20)
@@ -34,13 +31,6 @@
 #define MP_QUICK_SIZE		(8UL << 20)
 #define MP_QUICK_REPS		2
 #define MP_QUICK_ITERS		4
-
-/* Folios checked per kernel region: spread evenly over it. */
-#define MP_VERIFY_SAMPLES	64
-
-#define PM_PRESENT	(1ULL << 63)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
-#define KPF(bit)	(1ULL << (bit))
 
 static const enum folio_mode mp_modes[] = {
 	FOLIO_4K, FOLIO_64K, FOLIO_2M_PTE, FOLIO_2M_PMD,
@@ -62,21 +52,6 @@ struct mp_result {
 	uint64_t pte_read, pte_write, tlb_flush;
 	long long rewrite_faults;	/* faults of the rewrite after the loop */
 };
-
-static unsigned long mode_folio_bytes(enum folio_mode m)
-{
-	switch (m) {
-	case FOLIO_64K:
-		return 64UL << 10;
-	case FOLIO_1M:
-		return 1UL << 20;
-	case FOLIO_2M_PTE:
-	case FOLIO_2M_PMD:
-		return 2UL << 20;
-	default:
-		return 0;	/* order 0: the base page */
-	}
-}
 
 /* ---- model -------------------------------------------------------------- */
 
@@ -197,149 +172,6 @@ out:
 
 /* ---- kernel ------------------------------------------------------------- */
 
-struct kregion {
-	char *base;		/* the 2M-aligned region */
-	void *map;		/* what mmap returned */
-	size_t map_len;
-	long page;
-};
-
-/* The THP settings of mode @m: only its size "always", the rest "never". */
-static void mode_mthp(enum folio_mode m, enum scn_policy mthp[SCN_NR_MTHP_SIZES])
-{
-	unsigned long want = mode_folio_bytes(m);
-	int i;
-
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
-		mthp[i] = scenario_mthp_size(i) == want ? SCN_POL_ALWAYS
-							: SCN_POL_NEVER;
-}
-
-/* AnonHugePages of the mapping at @addr in /proc/self/smaps, in bytes. */
-static long smaps_anon_huge(unsigned long addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[256];
-	bool in = false;
-	long kb = -1;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
-			if (in)
-				break;
-			in = addr >= lo && addr < hi;
-		} else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
-			break;
-		}
-	}
-	fclose(f);
-	return kb < 0 ? -ENOENT : kb * 1024;
-}
-
-/*
- * Are the folios at a sample of folio-aligned addresses the mode's?  A
- * large folio of n pages: n present pages with consecutive pfns, the first
- * a compound head with KPF_THP, the rest tails, and the pfn after them not
- * a tail.  Order 0: a present page that is not compound.  0 or 1 with the
- * reason in @why; -errno when pagemap or kpageflags cannot be read.
- */
-static int kernel_verify_folios(const struct kregion *kr, unsigned long size,
-				enum folio_mode m, char *why, size_t whylen)
-{
-	unsigned long fbytes = mode_folio_bytes(m) ? mode_folio_bytes(m)
-						   : (unsigned long)kr->page;
-	unsigned long nr = fbytes / (unsigned long)kr->page;
-	unsigned long nfolios = size / fbytes, step, s, i;
-	uint64_t *pm = calloc(nr, sizeof(*pm)), kpf[2];
-	int pm_fd = open("/proc/self/pagemap", O_RDONLY);
-	int kpf_fd = open("/proc/kpageflags", O_RDONLY);
-	int ret = 0;
-
-	if (!pm || pm_fd < 0 || kpf_fd < 0) {
-		ret = !pm ? -ENOMEM : -errno;
-		snprintf(why, whylen, "cannot read %s: %s",
-			 pm_fd < 0 ? "/proc/self/pagemap" : "/proc/kpageflags",
-			 strerror(-ret));
-		goto out;
-	}
-	step = nfolios > MP_VERIFY_SAMPLES ? nfolios / MP_VERIFY_SAMPLES : 1;
-	for (s = 0; !ret && s < nfolios; s += step) {
-		unsigned long addr = (unsigned long)kr->base + s * fbytes;
-		uint64_t head;
-
-		if (pread(pm_fd, pm, nr * sizeof(*pm),
-			  (off_t)(addr / (unsigned long)kr->page * sizeof(*pm))) !=
-		    (ssize_t)(nr * sizeof(*pm))) {
-			ret = -EIO;
-			snprintf(why, whylen, "short read of /proc/self/pagemap");
-			break;
-		}
-		head = pm[0] & PM_PFN_MASK;
-		for (i = 0; i < nr; i++) {
-			if (!(pm[i] & PM_PRESENT) || !(pm[i] & PM_PFN_MASK)) {
-				ret = 1;
-				snprintf(why, whylen, "page %#lx not present or no pfn (pagemap needs CAP_SYS_ADMIN)",
-					 addr + i * (unsigned long)kr->page);
-				goto out;
-			}
-			if ((pm[i] & PM_PFN_MASK) != head + i) {
-				ret = 1;
-				snprintf(why, whylen, "folio at %#lx: pfns not consecutive",
-					 addr);
-				goto out;
-			}
-		}
-		/* Flags of the head, and of the page after the last. */
-		if (pread(kpf_fd, &kpf[0], sizeof(kpf[0]),
-			  (off_t)(head * sizeof(kpf[0]))) != sizeof(kpf[0]) ||
-		    pread(kpf_fd, &kpf[1], sizeof(kpf[1]),
-			  (off_t)((head + nr) * sizeof(kpf[1]))) != sizeof(kpf[1])) {
-			ret = -EIO;
-			snprintf(why, whylen, "short read of /proc/kpageflags");
-			break;
-		}
-		if (nr == 1) {
-			if (kpf[0] & (KPF(KPF_COMPOUND_HEAD) | KPF(KPF_COMPOUND_TAIL))) {
-				ret = 1;
-				snprintf(why, whylen, "page at %#lx is in a large folio, want order 0",
-					 addr);
-			}
-			continue;
-		}
-		if (!(kpf[0] & KPF(KPF_COMPOUND_HEAD)) || !(kpf[0] & KPF(KPF_THP)) ||
-		    (kpf[1] & KPF(KPF_COMPOUND_TAIL))) {
-			ret = 1;
-			snprintf(why, whylen, "folio at %#lx is not one %lukB THP",
-				 addr, fbytes >> 10);
-		}
-		/* The tails between are implied by consecutive pfns + size. */
-	}
-	if (!ret && (m == FOLIO_2M_PTE || m == FOLIO_2M_PMD)) {
-		long huge = smaps_anon_huge((unsigned long)kr->base);
-		long want = m == FOLIO_2M_PMD ? (long)size : 0;
-
-		if (huge < 0) {
-			ret = huge;
-			snprintf(why, whylen, "cannot read AnonHugePages from /proc/self/smaps");
-		} else if (huge != want) {
-			ret = 1;
-			snprintf(why, whylen, "%ldkB PMD-mapped, want %ldkB",
-				 huge >> 10, want >> 10);
-		}
-	}
-out:
-	if (pm_fd >= 0)
-		close(pm_fd);
-	if (kpf_fd >= 0)
-		close(kpf_fd);
-	free(pm);
-	return ret;
-}
-
 static int kernel_loop(char *base, size_t size, int iters)
 {
 	int i;
@@ -360,60 +192,13 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
-/*
- * Map @size bytes 2M-aligned in mode @m's folios: every page written,
- * 2M-PTE split by mprotect()ing the first page of each PMD away and back
- * (the kernel splits the PMD, the folio stays whole).  0, 1 with @why for
- * a SKIP, or -errno.
- */
-static int kernel_region(struct kregion *kr, unsigned long size,
-			 enum folio_mode m, char *why, size_t whylen)
-{
-	unsigned long align = 2UL << 20, a;
-	struct thp_fallback before, after;
-	bool have_snap;
-
-	kr->page = sysconf(_SC_PAGESIZE);
-	kr->map_len = size + align;
-	kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (kr->map == MAP_FAILED) {
-		kr->map = NULL;
-		snprintf(why, whylen, "mmap: %s", strerror(errno));
-		return -errno;
-	}
-	kr->base = (char *)(((unsigned long)kr->map + align - 1) & ~(align - 1));
-	if (m == FOLIO_4K && madvise(kr->base, size, MADV_NOHUGEPAGE)) {
-		snprintf(why, whylen, "MADV_NOHUGEPAGE: %s", strerror(errno));
-		return -errno;
-	}
-	have_snap = !thp_fallback_snapshot(&before);
-	for (a = 0; a < size; a += (unsigned long)kr->page)
-		kr->base[a] = 1;
-	if (have_snap && !thp_fallback_snapshot(&after) &&
-	    thp_fallback_check(&before, &after, why, whylen))
-		return 1;
-	if (m == FOLIO_2M_PTE) {
-		for (a = 0; a < size; a += align) {
-			if (mprotect(kr->base + a, (size_t)kr->page, PROT_READ) ||
-			    mprotect(kr->base + a, (size_t)kr->page,
-				     PROT_READ | PROT_WRITE)) {
-				snprintf(why, whylen, "split mprotect: %s",
-					 strerror(errno));
-				return -errno;
-			}
-		}
-	}
-	/* Folios that cannot be checked are not the mode's either: SKIP. */
-	return kernel_verify_folios(kr, size, m, why, whylen) ? 1 : 0;
-}
-
 static void kernel_run(const struct mp_plan *pl, enum folio_mode m,
 		       struct mp_result *res)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
-	struct kregion kr = { 0 };
+	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+	void *addr = NULL;
 	double *samples;
+	char *base;
 	long f0;
 	int err, r;
 
@@ -425,22 +210,22 @@ static void kernel_run(const struct mp_plan *pl, enum folio_mode m,
 		snprintf(res->why, sizeof(res->why), "out of memory");
 		return;
 	}
-	mode_mthp(m, mthp);
-	err = thp_settings_apply(mthp, res->why, sizeof(res->why));
-	if (err) {
-		/* Not root, no such size, no THP: the column cannot run here. */
+	/*
+	 * Not root, no such size, no THP, or folios that are not the mode's:
+	 * the column cannot run here (SKIP, with the reason in res->why).
+	 */
+	err = bench_kernel_region(m, pl->size, &addr, res->why, sizeof(res->why));
+	if (err == -EOPNOTSUPP) {
 		free(samples);
 		return;
 	}
-	err = kernel_region(&kr, pl->size, m, res->why, sizeof(res->why));
-	if (err > 0)
-		goto out;		/* SKIP: the folios are not the mode's */
+	base = addr;
 	if (!err)
-		err = kernel_loop(kr.base, pl->size, 1);
+		err = kernel_loop(base, pl->size, 1);
 	for (r = 0; !err && r < pl->reps; r++) {
 		double t0 = bench_now_us();
 
-		err = kernel_loop(kr.base, pl->size, pl->iters);
+		err = kernel_loop(base, pl->size, pl->iters);
 		samples[r] = bench_now_us() - t0;
 	}
 	if (err) {
@@ -450,8 +235,8 @@ static void kernel_run(const struct mp_plan *pl, enum folio_mode m,
 		goto out;
 	}
 	f0 = minflt();
-	for (unsigned long a = 0; a < pl->size; a += (unsigned long)kr.page)
-		kr.base[a] = 2;
+	for (unsigned long a = 0; a < pl->size; a += page)
+		base[a] = 2;
 	res->rewrite_faults = minflt() - f0;
 	res->ran = true;
 	res->t = bench_stats(samples, pl->reps);
@@ -462,9 +247,8 @@ static void kernel_run(const struct mp_plan *pl, enum folio_mode m,
 			 res->rewrite_faults);
 	}
 out:
-	if (kr.map)
-		munmap(kr.map, kr.map_len);
-	thp_settings_restore();
+	if (addr)
+		bench_kernel_region_free(addr, pl->size);
 	free(samples);
 }
 

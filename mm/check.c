@@ -319,7 +319,8 @@ static void check_memmap(struct checker *c)
 			pfn++;
 			continue;
 		}
-		if (!PageFlag(page, PG_head)) {
+		if (atomic_load_explicit(&page->compound_head,
+					 memory_order_relaxed) != pfn) {
 			violation(c, "pfn %#lx is neither free, a folio, a table nor reserved",
 				  pfn);
 			pfn++;

@@ -145,7 +145,13 @@ static inline void folio_clear_flag(struct folio *folio, int bit)
 {
 	atomic_fetch_and_explicit(&folio->flags, ~(1UL << bit), memory_order_relaxed);
 }
-#define folio_test_large(f)	folio_test(f, PG_large)
+/*
+ * As in the kernel, "large" is the head page's PG_head bit: for an order-0
+ * page the folio's first page is the page itself, so asking costs no
+ * cache line beyond the struct page the caller already has (the order-0
+ * mprotect batching regression is about exactly this load).
+ */
+#define folio_test_large(f)	PageFlag(folio_page(f, 0), PG_head)
 #define folio_test_anon(f)	folio_test(f, PG_anon)
 #define folio_test_dirty(f)	folio_test(f, PG_dirty)
 #define folio_test_zero(f)	folio_test(f, PG_zero)

@@ -46,7 +46,7 @@ static inline bool spin_is_locked(spinlock_t *l)
 /* Per-page flags (struct page::flags). */
 enum pageflags {
 	PG_anon_exclusive,	/* PageAnonExclusive: see spec-gup-fork.md 1.2 */
-	PG_head,		/* first page of a folio */
+	PG_head,		/* first page of a large folio (compound head) */
 	PG_buddy,		/* free, on a buddy free list (head of a block) */
 	PG_table,		/* a page-table page */
 	PG_reserved,		/* never allocated (pfn 0, the zero pages) */
@@ -58,7 +58,6 @@ enum folioflags {
 	PG_referenced,
 	PG_dirty,
 	PG_anon,		/* folio->mapping is an anon_vma */
-	PG_large,
 	PG_lru,
 	PG_zero,		/* the shared (huge) zero folio */
 	PG_mm_ids_shared,	/* FOLIO_MM_IDS_SHARED_BIT: maybe mapped shared */

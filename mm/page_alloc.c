@@ -172,13 +172,12 @@ static void prep_folio(unsigned long pfn, unsigned int order)
 	for (i = 0; i < nr; i++) {
 		struct page *page = pfn_to_page(pfn + i);
 
-		atomic_store_explicit(&page->flags, i ? 0 : 1UL << PG_head,
+		atomic_store_explicit(&page->flags, !i && order ? 1UL << PG_head : 0,
 				      memory_order_relaxed);
 		atomic_store_explicit(&page->compound_head, pfn,
 				      memory_order_relaxed);
 	}
-	atomic_store_explicit(&folio->flags, order ? 1UL << PG_large : 0,
-			      memory_order_relaxed);
+	atomic_store_explicit(&folio->flags, 0, memory_order_relaxed);
 	atomic_store_explicit(&folio->order, order, memory_order_relaxed);
 	atomic_store_explicit(&folio->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&folio->_mapcount, -1, memory_order_relaxed);

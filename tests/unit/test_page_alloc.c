@@ -34,7 +34,8 @@ static void test_orders_aligned(void)
 			struct page *page = pfn_to_page(pfn + i);
 
 			heads_ok &= page_folio(page) == folio;
-			heads_ok &= PageFlag(page, PG_head) == (i == 0);
+			/* PG_head marks the head of a large folio only. */
+			heads_ok &= PageFlag(page, PG_head) == (i == 0 && order > 0);
 			heads_ok &= !PageFlag(page, PG_buddy);
 		}
 		if (!EXPECT(heads_ok))

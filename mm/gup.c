@@ -142,6 +142,16 @@ static void gup_put_folio(struct folio *folio, int refs, unsigned int flags)
 
 /* ---- GUP-fast ---- */
 
+/* Fill @nr entries of pages[] with consecutive pages from @page. */
+static inline void record_pages(struct page **pages, struct page *page,
+				unsigned long nr)
+{
+	unsigned long i;
+
+	for (i = 0; i < nr; i++)
+		pages[i] = page + i;
+}
+
 /*
  * gup_fast_pte_batch(): with gup_batch, extend a run whose first page is
  * grabbed and re-checked over the following PTEs of the same large folio
@@ -217,8 +227,7 @@ static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 		/* Test before setting: a load right after the locked op is costly. */
 		if (!folio_test(folio, PG_referenced))
 			folio_set_flag(folio, PG_referenced);
-		for (unsigned long i = 0; i < npages; i++)
-			pages[*nr + i] = page + i;
+		record_pages(pages + *nr, page, npages);
 		*nr += npages;
 	} while (ptep += npages, addr += npages * PAGE_SIZE, addr != end);
 	return 1;
@@ -228,7 +237,7 @@ static int gup_fast_pmd_leaf(pmd_t orig, pmd_t *pmdp, unsigned long addr,
 			     unsigned long end, unsigned int flags,
 			     struct page **pages, unsigned long *nr)
 {
-	unsigned long refs = (end - addr) >> PAGE_SHIFT, i;
+	unsigned long refs = (end - addr) >> PAGE_SHIFT;
 	struct folio *folio;
 	struct page *page;
 
@@ -251,8 +260,7 @@ static int gup_fast_pmd_leaf(pmd_t orig, pmd_t *pmdp, unsigned long addr,
 		gup_put_folio(folio, (int)refs, flags);
 		return 0;
 	}
-	for (i = 0; i < refs; i++)
-		pages[*nr + i] = page + i;
+	record_pages(pages + *nr, page, refs);
 	*nr += refs;
 	folio_set_flag(folio, PG_referenced);
 	return 1;

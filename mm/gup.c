@@ -168,7 +168,12 @@ static unsigned long gup_fast_pte_batch(struct folio *folio, struct page *page,
 	unsigned long nr;
 	pte_t copy = pte;
 
-	if (!machine.variant.gup_batch || !folio_test_large(folio) || max_nr == 1)
+	/*
+	 * Order-0 pages keep their per-page cost: the order sits in the
+	 * folio's line that the grab just wrote, so asking is free (the
+	 * head page's PG_head would be a second line per page).
+	 */
+	if (!machine.variant.gup_batch || !folio_order(folio) || max_nr == 1)
 		return 1;
 	nr = folio_pte_batch_flags(folio, NULL, ptep, &copy, (unsigned int)max_nr,
 				   FPB_LOCKLESS | FPB_RESPECT_WRITE);

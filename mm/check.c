@@ -43,6 +43,7 @@ struct page_acct {
 struct checker {
 	FILE *report;
 	unsigned long violations;
+	unsigned long outstanding_pins;	/* pages of live FOLL_PIN results */
 	struct folio_acct *folios;	/* indexed by head pfn */
 	struct page_acct *pages;	/* indexed by pfn */
 	unsigned long tables;		/* reachable table frames */
@@ -227,6 +228,7 @@ static void account_gup(struct gup_pages *gp, void *arg)
 		if (folio_test_zero(folio))
 			continue;
 		fa->pins++;
+		c->outstanding_pins++;
 		/* sanity_check_pinned_pages(): pinned anon pages stay exclusive */
 		if (folio_test_anon(folio) &&
 		    !PageAnonExclusive(page) &&
@@ -234,6 +236,25 @@ static void account_gup(struct gup_pages *gp, void *arg)
 			violation(c, "pinned pfn %#lx is not PageAnonExclusive",
 				  page_to_pfn(page));
 	}
+}
+
+/*
+ * Unpin symmetry (spec-gup-fork.md 8.12): pins acquired minus pins
+ * released is what is still pinned.  Exact when only this thread has
+ * pinned since the machine started (other threads' differences are not
+ * folded until they cross the threshold).
+ */
+static void check_pin_stats(struct checker *c)
+{
+	long acquired, released;
+
+	node_stat_flush();
+	acquired = atomic_load(&machine.node_stat[NR_FOLL_PIN_ACQUIRED]);
+	released = atomic_load(&machine.node_stat[NR_FOLL_PIN_RELEASED]);
+	if (acquired - released != (long)c->outstanding_pins)
+		violation(c, "NR_FOLL_PIN_ACQUIRED %ld - NR_FOLL_PIN_RELEASED %ld"
+			  " != %lu pages pinned", acquired, released,
+			  c->outstanding_pins);
 }
 
 static void check_folio(struct checker *c, struct folio *folio)
@@ -423,6 +444,7 @@ unsigned long pb_check(FILE *report)
 	}
 	mm_registry_for_each(check_mm, &c);
 	gup_for_each_tracked(account_gup, &c);
+	check_pin_stats(&c);
 	check_memmap(&c);
 	check_tlb_owners(&c);
 	check_tlbs(&c);

@@ -96,6 +96,7 @@ static struct folio *try_grab_folio_fast(struct page *page, int refs,
 	if (flags & FOLL_GET)
 		return folio;
 	grab_pin(folio, refs);
+	node_stat_mod(NR_FOLL_PIN_ACQUIRED, refs);
 	/*
 	 * smp_mb__after_atomic(): the pin is visible before we re-check the
 	 * PTE; pairs with the barrier in folio_try_share_anon_rmap_*().
@@ -121,6 +122,7 @@ static int try_grab_folio(struct folio *folio, int refs, unsigned int flags)
 	} else {
 		folio_ref_add(folio, refs * GUP_PIN_COUNTING_BIAS);
 	}
+	node_stat_mod(NR_FOLL_PIN_ACQUIRED, refs);
 	return 0;
 }
 
@@ -129,6 +131,7 @@ static void gup_put_folio(struct folio *folio, int refs, unsigned int flags)
 	if (flags & FOLL_PIN) {
 		if (folio_is_zero(folio))
 			return;
+		node_stat_mod(NR_FOLL_PIN_RELEASED, refs);
 		if (folio_has_pincount(folio)) {
 			count_stat(pincount_atomic);
 			atomic_fetch_sub_explicit(&folio->_pincount, refs,

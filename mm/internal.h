@@ -52,6 +52,7 @@ struct machine {
 	enum pb_thp_policy thp_policy[HPAGE_PMD_ORDER + 1];
 	atomic_uint next_mm_id;
 	struct pb_variant variant;	/* which paths run batched */
+	atomic_long node_stat[2];	/* NR_FOLL_PIN_ACQUIRED, _RELEASED */
 };
 extern struct machine machine;
 
@@ -59,6 +60,29 @@ extern struct machine machine;
 extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
 #define count_stat(name)	(pb_stat_counters[PB_STAT_##name]++)
 #define count_stat_n(name, n)	(pb_stat_counters[PB_STAT_##name] += (n))
+
+/*
+ * Node statistics (mm/vmstat.c): each CPU (here: thread) keeps a small
+ * difference and folds it into the global counter past a threshold, so
+ * the hot path pays a local add, as node_stat_mod_folio() does.
+ */
+enum node_stat_item { NR_FOLL_PIN_ACQUIRED, NR_FOLL_PIN_RELEASED };
+#define NODE_STAT_THRESHOLD 125
+extern _Thread_local long node_stat_diff[2];
+
+static inline void node_stat_mod(enum node_stat_item item, long delta)
+{
+	long d = node_stat_diff[item] + delta;
+
+	if (d > NODE_STAT_THRESHOLD || d < -NODE_STAT_THRESHOLD) {
+		atomic_fetch_add_explicit(&machine.node_stat[item], d,
+					  memory_order_relaxed);
+		d = 0;
+	}
+	node_stat_diff[item] = d;
+}
+/* Fold the calling thread's differences (for exact reads when quiescent). */
+void node_stat_flush(void);
 
 /* The acting task, for fault accounting. */
 extern _Thread_local struct task_struct *current_task;

@@ -76,6 +76,27 @@ static void test_pinned_not_exclusive(void)
 	t_end("check: a pinned page without PageAnonExclusive is reported");
 }
 
+/* A pin released without NR_FOLL_PIN_RELEASED (unpin symmetry). */
+static void test_pin_stats_asymmetric(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *pin = NULL;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A, 1, 1));
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN | PB_FOLL_WRITE, &pin), 0);
+	EXPECT_CLEAN();
+	node_stat_mod(NR_FOLL_PIN_RELEASED, 1);
+	EXPECT_REPORTED();
+	node_stat_mod(NR_FOLL_PIN_RELEASED, -1);
+	EXPECT_CLEAN();
+	pb_pages_release(pin, false);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("check: pins acquired minus released that disagree with what is pinned are reported");
+}
+
 /* A page-table frame allocated and reachable from nowhere. */
 static void test_leaked_table(void)
 {
@@ -168,6 +189,7 @@ int main(void)
 	test_refcount_bump();
 	test_writable_shared_pte();
 	test_pinned_not_exclusive();
+	test_pin_stats_asymmetric();
 	test_leaked_table();
 	test_mapcount_mismatch();
 	test_writable_zero_page();

@@ -164,20 +164,13 @@ static inline void record_pages(struct page **pages, struct page *page,
  * the grab failed (the caller drops the first reference).  The folio
  * cannot be freed or split meanwhile: we hold a reference.
  */
-static unsigned long gup_fast_pte_batch(struct folio *folio, struct page *page,
-					pte_t *ptep, pte_t pte,
-					unsigned long max_nr, unsigned int flags)
+static unsigned long __attribute__((noinline))
+gup_fast_pte_batch_large(struct folio *folio, struct page *page, pte_t *ptep,
+			 pte_t pte, unsigned long max_nr, unsigned int flags)
 {
 	unsigned long nr;
 	pte_t copy = pte;
 
-	/*
-	 * Order-0 pages keep their per-page cost: the order sits in the
-	 * folio's line that the grab just wrote, so asking is free (the
-	 * head page's PG_head would be a second line per page).
-	 */
-	if (!machine.variant.gup_batch || !folio_order(folio) || max_nr == 1)
-		return 1;
 	nr = folio_pte_batch_flags(folio, NULL, ptep, &copy, (unsigned int)max_nr,
 				   FPB_LOCKLESS | FPB_RESPECT_WRITE);
 	/* A writable anon PTE implies an exclusive page; a read-only one not. */
@@ -186,6 +179,22 @@ static unsigned long gup_fast_pte_batch(struct folio *folio, struct page *page,
 	if (nr > 1 && try_grab_folio(folio, (int)nr - 1, flags))
 		return 0;
 	return nr;
+}
+
+static inline unsigned long gup_fast_pte_batch(struct folio *folio,
+					       struct page *page, pte_t *ptep,
+					       pte_t pte, unsigned long max_nr,
+					       unsigned int flags)
+{
+	/*
+	 * Order-0 pages keep their per-page cost: the order sits in the
+	 * folio's line that the grab just wrote, so asking is free (the
+	 * head page's PG_head would be a second line per page), and the
+	 * scan lives out of line so the per-PTE loop stays as it was.
+	 */
+	if (!machine.variant.gup_batch || !folio_order(folio) || max_nr == 1)
+		return 1;
+	return gup_fast_pte_batch_large(folio, page, ptep, pte, max_nr, flags);
 }
 
 /*

@@ -59,12 +59,28 @@ static inline unsigned int folio_pte_batch_flags(struct folio *folio,
 	bool any_writable = false, any_young = false, any_dirty = false;
 	pte_t expected_pte, pte = *ptentp;
 	const bool writable = pte_write(pte);
+	/*
+	 * pte_mkclean() can remove the write bit: an x86 shadow-stack entry
+	 * (RW=0, Dirty=1) and a read-only one look alike once dirty is
+	 * ignored.  A batch that respects write must not mix them.  Write is
+	 * compared exactly otherwise, so only a first entry whose pte_write()
+	 * hangs on its dirty bit needs the check.
+	 */
+	const bool guard_write = (flags & (FPB_RESPECT_WRITE | FPB_RESPECT_DIRTY)) ==
+				 FPB_RESPECT_WRITE && pte_write_needs_dirty(pte);
 	unsigned int nr, cur_nr, reads = 0;
+	uint64_t step;
 
 	max_nr = min(max_nr, (unsigned int)(folio_pfn(folio) +
 					    folio_nr_pages(folio) - pte_pfn(pte)));
 	nr = pte_batch_hint(ptep, pte);
 	expected_pte = __pte_batch_clear_ignored(pte_advance_pfn(pte, nr), flags);
+	/*
+	 * Every entry of a batch has the first one's present/PROT_NONE bits,
+	 * so stepping the PFN is the same change of the entry's value each
+	 * time: take it from the arch once instead of per entry.
+	 */
+	step = pte_val(pte_advance_pfn(expected_pte, 1)) - pte_val(expected_pte);
 	ptep += nr;
 	while (nr < max_nr) {
 		/*
@@ -76,14 +92,7 @@ static inline unsigned int folio_pte_batch_flags(struct folio *folio,
 		reads++;
 		if (!pte_same(__pte_batch_clear_ignored(pte, flags), expected_pte))
 			break;
-		/*
-		 * pte_mkclean() can remove the write bit: an x86 shadow-stack
-		 * entry (RW=0, Dirty=1) and a read-only one look alike once
-		 * dirty is ignored.  A batch that respects write must not mix
-		 * them.
-		 */
-		if ((flags & (FPB_RESPECT_WRITE | FPB_RESPECT_DIRTY)) == FPB_RESPECT_WRITE &&
-		    unlikely(pte_write(pte) != writable))
+		if (guard_write && unlikely(pte_write(pte) != writable))
 			break;
 		if (flags & FPB_MERGE_WRITE)
 			any_writable |= pte_write(pte);
@@ -92,7 +101,7 @@ static inline unsigned int folio_pte_batch_flags(struct folio *folio,
 			any_dirty |= pte_dirty(pte);
 		}
 		cur_nr = pte_batch_hint(ptep, pte);
-		expected_pte = pte_advance_pfn(expected_pte, cur_nr);
+		expected_pte = __pte(pte_val(expected_pte) + step * cur_nr);
 		ptep += cur_nr;
 		nr += cur_nr;
 	}

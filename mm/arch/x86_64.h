@@ -218,6 +218,15 @@ static inline pte_t pte_modify(pte_t pte, pgprot_t newprot)
 	return __pte(v);
 }
 
+/*
+ * Can pte_write() of an entry shaped like @pte change with its dirty bit
+ * alone?  Only without RW: there Dirty=1 is the shadow-stack encoding.
+ */
+static inline bool pte_write_needs_dirty(pte_t pte)
+{
+	return !(pte.pte & _PAGE_RW);
+}
+
 /* What the MMU would let a user access through this entry. */
 static inline bool pte_access_permitted(pte_t pte, bool write)
 {

@@ -123,6 +123,9 @@ static inline void ClearPageFlag(struct page *page, int bit)
 }
 #define PageAnonExclusive(p)		PageFlag(p, PG_anon_exclusive)
 #define SetPageAnonExclusive(p)		SetPageFlag(p, PG_anon_exclusive)
+/* Part of a large folio?  One load of the page's own flags. */
+#define PageCompound(p)	(atomic_load_explicit(&((struct page *)(p))->flags, \
+			 memory_order_relaxed) & ((1UL << PG_head) | (1UL << PG_tail)))
 #define ClearPageAnonExclusive(p)	ClearPageFlag(p, PG_anon_exclusive)
 
 static inline struct folio *pfn_folio(unsigned long head_pfn)

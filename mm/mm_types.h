@@ -47,6 +47,7 @@ static inline bool spin_is_locked(spinlock_t *l)
 enum pageflags {
 	PG_anon_exclusive,	/* PageAnonExclusive: see spec-gup-fork.md 1.2 */
 	PG_head,		/* first page of a large folio (compound head) */
+	PG_tail,		/* any other page of a large folio */
 	PG_buddy,		/* free, on a buddy free list (head of a block) */
 	PG_table,		/* a page-table page */
 	PG_reserved,		/* never allocated (pfn 0, the zero pages) */

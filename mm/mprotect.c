@@ -130,9 +130,10 @@ static unsigned int mprotect_folio_pte_batch(struct page *page, pte_t *ptep,
 
 	if (!machine.variant.mprotect_batch || !page || max_nr == 1)
 		return 1;
-	folio = page_folio(page);
-	if (!folio_test_large(folio))
+	/* Order-0: decided from the page's own flags, no folio lookup. */
+	if (!PageCompound(page))
 		return 1;
+	folio = page_folio(page);
 	return folio_pte_batch_flags(folio, NULL, ptep, &pte, max_nr,
 				     FPB_RESPECT_SOFT_DIRTY | FPB_RESPECT_WRITE);
 }

@@ -172,7 +172,8 @@ static void prep_folio(unsigned long pfn, unsigned int order)
 	for (i = 0; i < nr; i++) {
 		struct page *page = pfn_to_page(pfn + i);
 
-		atomic_store_explicit(&page->flags, !i && order ? 1UL << PG_head : 0,
+		atomic_store_explicit(&page->flags, !order ? 0 :
+				      i ? 1UL << PG_tail : 1UL << PG_head,
 				      memory_order_relaxed);
 		atomic_store_explicit(&page->compound_head, pfn,
 				      memory_order_relaxed);

@@ -268,9 +268,7 @@ static inline bool folio_maybe_dma_pinned(const struct folio *folio)
 #define FOLL_PIN	PB_FOLL_PIN
 #define FOLL_LONGTERM	PB_FOLL_LONGTERM
 #define FOLL_FAST_ONLY	PB_FOLL_FAST_ONLY
-#define FOLL_FORCE	0x20
 #define FOLL_TOUCH	0x40
-#define FOLL_UNSHARE_INTERNAL 0x80	/* unused marker, kept out of user flags */
 
 /* Fault flags. */
 #define FAULT_FLAG_WRITE	0x01
@@ -294,11 +292,6 @@ typedef unsigned int vm_fault_t;
 static inline bool is_cow_mapping(unsigned long flags)
 {
 	return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
-}
-static inline bool vma_is_anonymous(const struct vm_area_struct *vma)
-{
-	(void)vma;
-	return true;	/* every VMA of the model is private anonymous */
 }
 static inline bool vma_soft_dirty_enabled(const struct vm_area_struct *vma)
 {
@@ -362,7 +355,6 @@ int folio_try_dup_anon_rmap_pmd(struct folio *folio,
 void folio_remove_rmap_ptes(struct folio *folio, struct page *page, int nr,
 			    struct vm_area_struct *vma);
 void folio_remove_rmap_pmd(struct folio *folio, struct vm_area_struct *vma);
-bool folio_mm_id_owns_all(struct folio *folio, mm_id_t id);
 
 /* vma.c */
 struct vm_area_struct *find_vma(struct mm_struct *mm, unsigned long addr);
@@ -407,8 +399,7 @@ void zap_page_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
 int copy_page_range(struct vm_area_struct *dst_vma,
 		    struct vm_area_struct *src_vma);
 void free_pgd_range(struct mmu_gather *tlb, struct mm_struct *mm,
-		    unsigned long addr, unsigned long end,
-		    unsigned long floor, unsigned long ceiling);
+		    unsigned long addr, unsigned long end);
 struct page *vm_normal_page(struct vm_area_struct *vma, unsigned long addr,
 			    pte_t pte);
 

@@ -59,7 +59,7 @@ static struct folio *alloc_anon_folio(struct vm_fault *vmf)
 	if (!orders)
 		goto fallback;
 	ptep = pte_offset_map_nolock(vma->vm_mm, vmf->pmd,
-				     vmf->address & PMD_MASK, NULL);
+				     vmf->address & PMD_MASK);
 	if (!ptep)
 		return NULL;
 	for (order = HPAGE_PMD_ORDER - 1; order >= 2; order--) {
@@ -407,7 +407,7 @@ static vm_fault_t handle_pte_fault(struct vm_fault *vmf)
 	pte_t entry;
 
 	vmf->pte = pte_offset_map_nolock(vmf->vma->vm_mm, vmf->pmd,
-					 vmf->address, NULL);
+					 vmf->address);
 	if (vmf->pte) {
 		vmf->orig_pte = ptep_get_lockless(vmf->pte);
 		if (pte_none(vmf->orig_pte))

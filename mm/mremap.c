@@ -14,7 +14,7 @@ static int move_ptes(struct mm_struct *mm, pmd_t *old_pmd,
 		     pmd_t *new_pmd, unsigned long new_addr)
 {
 	spinlock_t *old_ptl, *new_ptl;
-	pte_t *old_pte, *new_pte, *old_start, *new_start;
+	pte_t *old_pte, *new_pte, *old_start;
 	bool moved = false;
 	unsigned long a = old_addr;
 
@@ -27,7 +27,6 @@ static int move_ptes(struct mm_struct *mm, pmd_t *old_pmd,
 	new_ptl = &pmd_table_page(pmdp_get(new_pmd))->pt.ptl;
 	if (new_ptl != old_ptl)
 		spin_lock(new_ptl);
-	new_start = new_pte;
 	for (; a < old_end; a += PAGE_SIZE, old_pte++, new_pte++) {
 		pte_t pte = ptep_get(old_pte);
 
@@ -42,7 +41,6 @@ static int move_ptes(struct mm_struct *mm, pmd_t *old_pmd,
 		flush_tlb_range(mm, old_addr, old_end);
 	if (new_ptl != old_ptl)
 		spin_unlock(new_ptl);
-	(void)new_start;
 	pte_unmap_unlock(old_start, old_ptl);
 	return 0;
 }
@@ -128,7 +126,7 @@ static int move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	vma_remove(mm, vma);
 	vm_area_free(vma);
 	tlb_gather_mmu(&tlb, mm);
-	free_pgd_range(&tlb, mm, old, old + len, 0, 0);
+	free_pgd_range(&tlb, mm, old, old + len);
 	tlb_finish_mmu(&tlb);
 	return 0;
 }

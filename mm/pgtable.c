@@ -109,16 +109,12 @@ pte_t *pte_offset_map_lock(struct mm_struct *mm, pmd_t *pmdp,
 
 /* Lockless map: the caller holds rcu_read_lock() and re-checks. */
 pte_t *pte_offset_map_nolock(struct mm_struct *mm, pmd_t *pmdp,
-			     unsigned long addr, pmd_t *pmdvalp)
+			     unsigned long addr)
 {
 	pmd_t pmdval = pmdp_get_lockless(pmdp);
 
 	(void)mm;
-	if (!pmd_is_table(pmdval))
-		return NULL;
-	if (pmdvalp)
-		*pmdvalp = pmdval;
-	return pte_offset(pmdval, addr);
+	return pmd_is_table(pmdval) ? pte_offset(pmdval, addr) : NULL;
 }
 
 void pte_unmap_unlock(pte_t *ptep, spinlock_t *ptl)

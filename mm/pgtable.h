@@ -185,7 +185,7 @@ int __pte_alloc(struct mm_struct *mm, pmd_t *pmdp);
 pte_t *pte_offset_map_lock(struct mm_struct *mm, pmd_t *pmdp,
 			   unsigned long addr, spinlock_t **ptlp);
 pte_t *pte_offset_map_nolock(struct mm_struct *mm, pmd_t *pmdp,
-			     unsigned long addr, pmd_t *pmdvalp);
+			     unsigned long addr);
 void pte_unmap_unlock(pte_t *ptep, spinlock_t *ptl);
 unsigned long pgd_alloc(void);
 void pgtable_trans_huge_deposit(struct mm_struct *mm, pmd_t *pmdp,

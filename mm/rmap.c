@@ -72,21 +72,6 @@ out:
 	spin_unlock(&folio->mm_id_lock);
 }
 
-/* Does MM @id own every mapping of large @folio (under the lock)? */
-bool folio_mm_id_owns_all(struct folio *folio, mm_id_t id)
-{
-	bool ret;
-
-	spin_lock(&folio->mm_id_lock);
-	ret = !folio_test(folio, PG_mm_ids_shared) &&
-	      ((folio->_mm_id[0] == id &&
-		folio->_mm_id_mapcount[0] + 1 == folio_large_mapcount(folio)) ||
-	       (folio->_mm_id[1] == id &&
-		folio->_mm_id_mapcount[1] + 1 == folio_large_mapcount(folio)));
-	spin_unlock(&folio->mm_id_lock);
-	return ret;
-}
-
 static void folio_set_anon_mapping(struct folio *folio,
 				   struct vm_area_struct *vma)
 {

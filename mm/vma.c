@@ -393,13 +393,10 @@ static bool range_has_vma(struct mm_struct *mm, unsigned long start,
  * no longer meets a VMA.  Upper-level tables are freed at exit only.
  */
 void free_pgd_range(struct mmu_gather *tlb, struct mm_struct *mm,
-		    unsigned long addr, unsigned long end,
-		    unsigned long floor, unsigned long ceiling)
+		    unsigned long addr, unsigned long end)
 {
 	unsigned long a;
 
-	(void)floor;
-	(void)ceiling;
 	for (a = ALIGN_DOWN(addr, PMD_SIZE); a < end; a += PMD_SIZE) {
 		pmd_t *pmdp = walk_to_pmd(mm, a);
 		pmd_t pmd;
@@ -450,7 +447,7 @@ int do_munmap(struct mm_struct *mm, unsigned long start, unsigned long len)
 		vma_remove(mm, vma);
 		vm_area_free(vma);
 	}
-	free_pgd_range(&tlb, mm, start, end, 0, 0);
+	free_pgd_range(&tlb, mm, start, end);
 	tlb_finish_mmu(&tlb);
 	return 0;
 }

@@ -151,6 +151,19 @@ struct pb_pages;
 int pb_gup_fast(struct pb_proc *proc, unsigned long start,
 		unsigned long nr_pages, unsigned int foll_flags,
 		struct pb_pages **out);
+/*
+ * The same into a set allocated beforehand (as gup_test allocates its
+ * pages[] before it starts the clock): pb_pages_alloc() makes room for
+ * @capacity pages, pb_gup_fast_into() takes nr_pages <= capacity into an
+ * empty set, pb_pages_put() drops what it holds and keeps the room,
+ * pb_pages_free() drops and frees.
+ */
+struct pb_pages *pb_pages_alloc(unsigned long capacity);
+int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
+		     unsigned long nr_pages, unsigned int foll_flags,
+		     struct pb_pages *pages);
+void pb_pages_put(struct pb_pages *pages, bool make_dirty);
+void pb_pages_free(struct pb_pages *pages);
 unsigned long pb_pages_count(const struct pb_pages *pages);
 /* Copy bytes out of / fill the held pages (the "device" side of DMA). */
 void pb_pages_read(const struct pb_pages *pages, unsigned long index,

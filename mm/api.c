@@ -15,6 +15,8 @@ struct pb_proc {
 
 struct pb_pages {
 	struct gup_pages gp;
+	unsigned long capacity;		/* entries of gp.pages */
+	bool held;			/* gp.nr references are taken */
 };
 
 _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
@@ -232,24 +234,42 @@ int pb_store(struct pb_proc *proc, int cpu, unsigned long addr, uint8_t val)
 	return access_user(proc->mm, cpu, addr, true, &val);
 }
 
-int pb_gup_fast(struct pb_proc *proc, unsigned long start,
-		unsigned long nr_pages, unsigned int foll_flags,
-		struct pb_pages **out)
+struct pb_pages *pb_pages_alloc(unsigned long capacity)
 {
-	struct pb_pages *pp;
+	struct pb_pages *pp = calloc(1, sizeof(*pp));
+
+	if (!pp)
+		return NULL;
+	pp->gp.pages = calloc(capacity ? capacity : 1, sizeof(struct page *));
+	if (!pp->gp.pages) {
+		free(pp);
+		return NULL;
+	}
+	pp->capacity = capacity;
+	return pp;
+}
+
+void pb_pages_free(struct pb_pages *pages)
+{
+	if (!pages)
+		return;
+	if (pages->held)
+		pb_pages_put(pages, false);
+	free(pages->gp.pages);
+	free(pages);
+}
+
+int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
+		     unsigned long nr_pages, unsigned int foll_flags,
+		     struct pb_pages *pp)
+{
 	long got;
 
 	if (foll_flags & ~(PB_FOLL_WRITE | PB_FOLL_GET | PB_FOLL_PIN |
 			   PB_FOLL_LONGTERM | PB_FOLL_FAST_ONLY))
 		return -EINVAL;
-	pp = calloc(1, sizeof(*pp));
-	if (!pp)
-		return -ENOMEM;
-	pp->gp.pages = calloc(nr_pages ? nr_pages : 1, sizeof(struct page *));
-	if (!pp->gp.pages) {
-		free(pp);
-		return -ENOMEM;
-	}
+	if (pp->held || nr_pages > pp->capacity)
+		return -EINVAL;
 	AS_TASK(proc);
 	got = get_user_pages_fast_flags(proc->mm, start, nr_pages, foll_flags,
 					pp->gp.pages);
@@ -262,13 +282,29 @@ int pb_gup_fast(struct pb_proc *proc, unsigned long start,
 			else
 				put_user_pages_refs(pp->gp.pages, (unsigned long)got);
 		}
-		free(pp->gp.pages);
-		free(pp);
 		return got < 0 ? (int)got : -EFAULT;
 	}
 	pp->gp.nr = nr_pages;
 	pp->gp.flags = foll_flags;
+	pp->held = true;
 	gup_track(&pp->gp);
+	return 0;
+}
+
+int pb_gup_fast(struct pb_proc *proc, unsigned long start,
+		unsigned long nr_pages, unsigned int foll_flags,
+		struct pb_pages **out)
+{
+	struct pb_pages *pp = pb_pages_alloc(nr_pages);
+	int err;
+
+	if (!pp)
+		return -ENOMEM;
+	err = pb_gup_fast_into(proc, start, nr_pages, foll_flags, pp);
+	if (err) {
+		pb_pages_free(pp);
+		return err;
+	}
 	*out = pp;
 	return 0;
 }
@@ -301,16 +337,24 @@ void pb_pages_fill(struct pb_pages *pages, uint8_t value)
 		memset(page_address(pages->gp.pages[i]), value, PAGE_SIZE);
 }
 
-void pb_pages_release(struct pb_pages *pages, bool make_dirty)
+void pb_pages_put(struct pb_pages *pages, bool make_dirty)
 {
+	if (!pages->held)
+		return;
 	gup_untrack(&pages->gp);
 	if (pages->gp.flags & FOLL_PIN)
 		unpin_user_pages_dirty_lock(pages->gp.pages, pages->gp.nr,
 					    make_dirty);
 	else
 		put_user_pages_refs(pages->gp.pages, pages->gp.nr);
-	free(pages->gp.pages);
-	free(pages);
+	pages->held = false;
+	pages->gp.nr = 0;
+}
+
+void pb_pages_release(struct pb_pages *pages, bool make_dirty)
+{
+	pb_pages_put(pages, make_dirty);
+	pb_pages_free(pages);
 }
 
 /* What /proc/PID/pagemap and /proc/kpageflags would say of each page. */

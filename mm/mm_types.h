@@ -81,7 +81,9 @@ struct page {
 			unsigned long pt_next;
 		} pt;
 	};
-};
+} __attribute__((aligned(64)));
+/* As the kernel's: 64 bytes, so per-page metadata costs a line per page. */
+_Static_assert(sizeof(struct page) == 64, "struct page is 64 bytes");
 
 typedef unsigned int mm_id_t;
 #define MM_ID_DUMMY 0
@@ -89,10 +91,15 @@ typedef unsigned int mm_id_t;
 struct anon_vma;
 
 struct folio {
+	/*
+	 * One cache line per folio, the reference count and the order
+	 * first: GUP-fast asks the order right after its grab, and in the
+	 * kernel that question (PG_head) sits in the line the grab wrote.
+	 */
 	atomic_int _refcount;
-	atomic_ulong flags;
 	/* Read by GUP-fast without a reference, hence atomic. */
 	atomic_uint order;
+	atomic_ulong flags;
 	struct anon_vma *_Atomic mapping;
 	atomic_int _mapcount;		/* small folios: -1 = unmapped */
 	atomic_int _large_mapcount;	/* large folios: -1 = unmapped */
@@ -105,7 +112,8 @@ struct folio {
 	spinlock_t mm_id_lock;
 	mm_id_t _mm_id[2];
 	int _mm_id_mapcount[2];
-};
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct folio) == 64, "one cache line per folio");
 
 struct vm_area_struct;
 

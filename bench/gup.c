@@ -45,6 +45,8 @@ static const char *const side_variant[NR_SIDES] = {
 struct gup_cell {
 	struct bench_stat take, release;
 	long long ref_atomic, pin_atomic;	/* of one take, -1 if unknown */
+	/* after/before of each rep's pair, their median (the after side). */
+	struct bench_stat paired;
 	bool have;
 };
 
@@ -152,6 +154,20 @@ static int gup_model_op(const struct gup_run *run, struct pb_proc *p, int op,
 			err = gup_take(run, p, op_flags[op], held, &take[side][r],
 				       &release[side][r], r ? NULL : delta[side]);
 		}
+	}
+	/*
+	 * The median of the per-rep ratios, before bench_stats() sorts the
+	 * samples: each pair ran back to back, so a slow stretch of the VM
+	 * lands on both of its takes.
+	 */
+	if (!err) {
+		double *pr = calloc(run->reps, sizeof(*pr));
+
+		for (r = 0; pr && r < run->reps; r++)
+			pr[r] = take[AFTER][r] / take[BEFORE][r];
+		if (pr)
+			res->cell[AFTER][op].paired = bench_stats(pr, run->reps);
+		free(pr);
 	}
 	for (side = 0; !err && side < NR_SIDES; side++) {
 		struct gup_cell *c = &res->cell[side][op];
@@ -491,8 +507,8 @@ static void gup_targets(const struct gup_run *run,
 			   k64->cell[AFTER][OP_PIN].take.median_us);
 	double s2 = ratio(k2->cell[BEFORE][OP_PIN].take.median_us,
 			  k2->cell[AFTER][OP_PIN].take.median_us);
-	double d4 = ratio(k4->cell[AFTER][OP_PIN].take.median_us,
-			  k4->cell[BEFORE][OP_PIN].take.median_us) - 1;
+	/* The order-0 question is a few percent: judged on paired ratios. */
+	double d4 = k4->cell[AFTER][OP_PIN].paired.median_us - 1;
 	double fl = ratio(k2->cell[AFTER][OP_PIN].take.median_us,
 			  k2->floor.median_us);
 	int m;
@@ -502,7 +518,7 @@ static void gup_targets(const struct gup_run *run,
 		s64 >= 6 ? "met" : "NOT met");
 	fprintf(f, "    2M-PTE  %6.1fx faster   (target >= 15x)   %s\n", s2,
 		s2 >= 15 ? "met" : "NOT met");
-	fprintf(f, "    4K      %+6.1f%% vs per-PTE (target <= +3%%)    %s\n",
+	fprintf(f, "    4K      %+6.1f%% vs per-PTE (paired median; target <= +3%%) %s\n",
 		d4 * 100, d4 <= 0.03 ? "met" : "NOT met");
 	fprintf(f, "    2M-PTE  %6.2fx the floor  (target within 2x)  %s\n", fl,
 		fl <= 2 ? "met" : "NOT met");

@@ -377,6 +377,49 @@ static void test_fast_atomic_counts(void)
 	t_end("gup: per-PTE GUP-fast of a 64K folio costs 16 ref atomics (+16 pincount for PIN)");
 }
 
+/*
+ * A caller-owned pages[] (pb_pages_alloc): taken into, put and taken
+ * again with the references exact each time; too many pages, a set that
+ * still holds, and a failed take leave nothing held.
+ */
+static void test_preallocated_pages(void)
+{
+	struct pb_proc *p;
+	struct pb_pages *set;
+	unsigned long pfn;
+	int round;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, 4 * SZ_4K, RW);
+	EXPECT(t_fill(p, ADDR_A, 4, 1));
+	pfn = t_pfn(p, ADDR_A);
+	set = pb_pages_alloc(4);
+	EXPECT(set != NULL);
+	EXPECT_EQ(pb_gup_fast_into(p, ADDR_A, 5, PIN_RW, set), -EINVAL);
+	for (round = 0; round < 2; round++) {
+		EXPECT_EQ(pb_gup_fast_into(p, ADDR_A, 4, PIN_RW, set), 0);
+		EXPECT_EQ(pb_pages_count(set), 4);
+		EXPECT_EQ(folio_ref_count(t_folio(pfn)), 1 + GUP_PIN_COUNTING_BIAS);
+		/* Still holding: a second take into it is refused. */
+		EXPECT_EQ(pb_gup_fast_into(p, ADDR_A, 1, PIN_RW, set), -EINVAL);
+		EXPECT_CLEAN();
+		pb_pages_put(set, false);
+		EXPECT_EQ(pb_pages_count(set), 0);
+		EXPECT_EQ(folio_ref_count(t_folio(pfn)), 1);
+		EXPECT_CLEAN();
+	}
+	/* Past the VMA: fails, holds nothing, and the set stays usable. */
+	EXPECT_EQ(pb_gup_fast_into(p, ADDR_A + SZ_4K, 4, PIN_RW, set), -EFAULT);
+	EXPECT_EQ(pb_pages_count(set), 0);
+	EXPECT_EQ(pb_gup_fast_into(p, ADDR_A, 1, PB_FOLL_GET, set), 0);
+	EXPECT_EQ(folio_ref_count(t_folio(pfn)), 2);
+	pb_pages_free(set);		/* drops what it holds */
+	EXPECT_EQ(folio_ref_count(t_folio(pfn)), 1);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("gup: a preallocated pages[] is reused; refs exact; errors hold nothing");
+}
+
 int main(void)
 {
 	test_pin_small();
@@ -389,5 +432,6 @@ int main(void)
 	test_fast_only();
 	test_zero_page_pins();
 	test_fast_atomic_counts();
+	test_preallocated_pages();
 	return tap_done();
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "cli/cli.h"
 #include "bench/bench.h"
 #include "scenario/compare.h"
 #include "scenario/run.h"
@@ -987,6 +988,8 @@ int main(int argc, char **argv)
 		diff_usage_text(stderr);
 		fputc('\n', stderr);
 		bench_usage_text(stderr);
+		fputc('\n', stderr);
+		explore_usage_text(stderr);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "run"))
@@ -995,6 +998,8 @@ int main(int argc, char **argv)
 		return cmd_diff(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "explore"))
+		return cmd_explore(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		usage(stdout);
@@ -1002,6 +1007,8 @@ int main(int argc, char **argv)
 		diff_usage_text(stdout);
 		putchar('\n');
 		bench_usage_text(stdout);
+		putchar('\n');
+		explore_usage_text(stdout);
 		return 0;
 	}
 	return usage_error("unknown command '%s'", argv[1]);

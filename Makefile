@@ -5,6 +5,10 @@
 #   make CC=clang            build with clang instead of gcc
 #   make SAN=asan check      AddressSanitizer + UBSan build in build-asan/
 #   make SAN=tsan check      ThreadSanitizer build in build-tsan/
+#   make ARCH=arm64-4k       the model built for another architecture, in
+#                            $(BUILD)/arm64-4k/ (also arm64-16k, arm64-64k,
+#                            x86-pae);
+#                            `ptebatch --arch` runs that build
 
 CC      ?= cc
 SAN     ?=
@@ -24,26 +28,57 @@ else
 $(error SAN must be asan or tsan)
 endif
 
+# The model is compiled per architecture and page size, as the kernel is.
+ARCH    ?= x86_64
+ARCHES  := x86_64 x86-pae arm64-4k arm64-16k arm64-64k
+ifeq ($(ARCH),x86_64)
+ARCHFLAGS :=
+else ifeq ($(ARCH),x86-pae)
+# x86-64's encoding with a 32-bit CPU's PTE reads: two halves that a
+# concurrent store can tear (CONFIG_GUP_GET_PXX_LOW_HIGH, mm/pgtable.h).
+ARCHFLAGS := -DCONFIG_X86_PAE
+else ifeq ($(ARCH),arm64-4k)
+ARCHFLAGS := -DCONFIG_ARM64 -DCONFIG_ARM64_PAGE_SHIFT=12
+else ifeq ($(ARCH),arm64-16k)
+ARCHFLAGS := -DCONFIG_ARM64 -DCONFIG_ARM64_PAGE_SHIFT=14
+else ifeq ($(ARCH),arm64-64k)
+ARCHFLAGS := -DCONFIG_ARM64 -DCONFIG_ARM64_PAGE_SHIFT=16
+else
+$(error ARCH must be one of: $(ARCHES))
+endif
+ifneq ($(ARCH),x86_64)
+override BUILD := $(BUILD)/$(ARCH)
+endif
+
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE \
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURCE \
 	-Iinclude -I. -MMD -MP
 LDLIBS  := -lurcu -luring -lpthread
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
 MM_SRCS       := $(sort $(wildcard mm/*.c))
+# arm64's contiguous-PTE layer (mm/arch/contpte.h) has an out-of-line half.
+ifneq ($(filter arm64-%,$(ARCH)),)
+MM_SRCS       += mm/arch/contpte.c
+endif
 SCENARIO_SRCS := $(sort $(wildcard scenario/*.c))
 BACKEND_SRCS  := $(sort $(wildcard backend/*.c))
 BENCH_SRCS    := $(sort $(wildcard bench/*.c))
 CLI_SRCS      := $(sort $(wildcard cli/*.c))
 TEST_SRCS     := $(sort $(wildcard tests/unit/*.c))
+HOOK_TEST_SRCS := $(sort $(wildcard tests/hooks/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
 LIB      := $(BUILD)/libptebatch.a
 APP_LIB  := $(BUILD)/libapp.a
 TOOL     := $(BUILD)/ptebatch
-TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+# The same model with the test-only hooks of mm/hooks.h compiled in, for
+# the race-injection and stress tests; every other program links LIB.
+HOOK_LIB := $(BUILD)/hooks/libptebatch.a
+TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS)) \
+	    $(patsubst tests/hooks/%.c,$(BUILD)/tests/%,$(HOOK_TEST_SRCS))
 
 .PHONY: all bench check clean tests
 all: $(TOOL) $(LIB)
@@ -51,6 +86,14 @@ all: $(TOOL) $(LIB)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/hooks/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DCONFIG_PB_HOOKS -c $< -o $@
+
+$(HOOK_LIB): $(patsubst %.c,$(BUILD)/hooks/%.o,$(MM_SRCS))
+	@rm -f $@
+	ar rcs $@ $^
 
 $(LIB): $(call obj,$(MM_SRCS))
 	@rm -f $@
@@ -69,7 +112,21 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(APP_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/tests/%: $(BUILD)/hooks/tests/hooks/%.o $(HOOK_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
 tests: $(TESTS) $(TOOL)
+
+# Torn PTE reads exist only on x86-pae, so the default build's `make
+# check` also builds that architecture's torn-read test (tests/run-all.sh
+# runs it from $(BUILD)/x86-pae/tests/).
+ifeq ($(ARCH),x86_64)
+.PHONY: x86-pae-torn-read
+x86-pae-torn-read:
+	$(MAKE) ARCH=x86-pae BUILD=$(BUILD) $(BUILD)/x86-pae/tests/test_torn_read
+tests: x86-pae-torn-read
+endif
 
 check: tests
 	@BUILD=$(BUILD) sh tests/run-all.sh
@@ -81,6 +138,69 @@ BENCH_SIZE ?=
 bench: $(TOOL)
 	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine"
 	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE))
+
+# Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)
+# runs every sequence of up to K operations under baseline and seeds.
+# `make check` runs it at depth 4, and 3 with the THP region
+# (tests/explore-smoke.sh, about 20 s); `make explore` goes one deeper:
+# depth 5 is 472389 sequences, 164944 states, 2.3 min of CPU, and --thp
+# depth 4 is 61351 sequences, 23649 states, 40 s (measured 2026-11-30 on
+# the 2-core machine; wall time more when it is shared).
+EXPLORE_SRCS      := $(sort $(wildcard explore/*.c))
+EXPLORE_DEPTH     ?= 5
+EXPLORE_THP_DEPTH ?= 4
+$(APP_LIB): $(call obj,$(EXPLORE_SRCS))
+
+# The concurrent stress test, long (make check runs it with 3 short
+# rounds): GUP-fast pinners against munmap, mprotect, split, fork/exit,
+# dontneed and faults, checked at every quiescent point.  With SAN=tsan
+# it runs under ThreadSanitizer.
+STRESS_ROUNDS ?= 100
+STRESS_ITERS  ?= 3000
+.PHONY: stress
+stress: $(BUILD)/tests/test_stress
+	STRESS_ROUNDS=$(STRESS_ROUNDS) STRESS_ITERS=$(STRESS_ITERS) $(BUILD)/tests/test_stress
+
+.PHONY: explore
+explore: $(TOOL)
+	$(TOOL) explore --depth $(EXPLORE_DEPTH)
+	$(TOOL) explore --thp --depth $(EXPLORE_THP_DEPTH)
+
+# Fuzzing (fuzz/README.md).  `make fuzz` builds the libFuzzer harnesses
+# with clang, AddressSanitizer and UBSan in build-fuzz/ and runs each for
+# FUZZ_TIME seconds (fuzz/run.sh); a crash lands in build-fuzz/crashes/
+# and fails the target.  `make check` replays the committed corpus and
+# regressions with the normal build ($(BUILD)/tests/fuzz_replay_*).
+FUZZ_NAMES   := scenario ops
+FUZZ_TIME    ?= 60
+FUZZ_CC      ?= clang
+FUZZ_BUILD   := build-fuzz
+FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined \
+		-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_REPLAYS := $(patsubst %,$(BUILD)/tests/fuzz_replay_%,$(FUZZ_NAMES))
+FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz_%,$(FUZZ_NAMES))
+
+.PHONY: fuzz fuzz-bins clean-fuzz
+$(FUZZ_REPLAYS): $(BUILD)/tests/fuzz_replay_%: $(BUILD)/fuzz/replay.o \
+		$(BUILD)/fuzz/fuzz_%.o $(APP_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests: $(FUZZ_REPLAYS)
+
+# Made by `make fuzz` in BUILD=$(FUZZ_BUILD): libFuzzer brings main().
+$(FUZZ_BINS): $(BUILD)/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(APP_LIB) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 SANFLAGS='$(FUZZ_SAN)' fuzz-bins
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_BUILD=$(FUZZ_BUILD) sh fuzz/run.sh $(FUZZ_NAMES)
+
+clean: clean-fuzz
+clean-fuzz:
+	rm -rf $(FUZZ_BUILD)
 
 clean:
 	rm -rf build build-asan build-tsan build-clang

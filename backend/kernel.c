@@ -917,11 +917,24 @@ static int check_addresses_free(struct kernel *k, const struct scenario *s)
 	return ret;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define KERNEL_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KERNEL_UNDER_TSAN 1
+#endif
+#endif
+
 /* Probe what the run needs; -EOPNOTSUPP with skip_reason if it cannot. */
 static int kernel_probe(struct kernel *k, const struct scenario *s)
 {
 	uint64_t flags;
 
+#ifdef KERNEL_UNDER_TSAN
+	return skip(k, "built with ThreadSanitizer: its runtime faults in"
+		    " shadow memory in every process, so the fault counts would"
+		    " not be the scenario's");
+#endif
 	if (geteuid() != 0)
 		return skip(k, "not root: the kernel backend needs to write THP"
 			    " settings and read /proc/kpageflags");

@@ -23,8 +23,15 @@
  * address space and a THP can never span two of them.
  */
 #define MODEL_FIRST_ADDR (4UL << 30)
-/* The x86-64 four-level user address space; pb_mmap cannot go past it. */
+/*
+ * The user address space, pb_mmap cannot go past it: x86-64's four
+ * levels, arm64's 48-bit VA.
+ */
+#ifdef CONFIG_ARM64
+#define MODEL_ADDR_LIMIT (1UL << 48)
+#else
 #define MODEL_ADDR_LIMIT (1UL << 47)
+#endif
 
 #define REGION_WORDS ((SCN_MAX_REGIONS + 63) / 64)
 
@@ -477,13 +484,16 @@ static enum pb_thp_policy pb_policy(enum scn_policy policy)
 	return PB_THP_NEVER;
 }
 
-/* Every size gets a policy, named or never; 2M (the global one) first. */
+/*
+ * Every size of the granule gets a policy, named or never; the PMD size
+ * (the global one) first.
+ */
 static int apply_thp_policies(const struct scenario *s)
 {
 	int i, ret;
 
-	for (i = SCN_NR_MTHP_SIZES - 1; i >= 0; i--) {
-		ret = pb_set_thp_policy(scenario_mthp_size(i),
+	for (i = scenario_nr_mthp_sizes(s->page_size) - 1; i >= 0; i--) {
+		ret = pb_set_thp_policy(scenario_mthp_size_of(s->page_size, i),
 					pb_policy(s->mthp[i]));
 		if (ret)
 			return ret;

@@ -32,6 +32,31 @@ struct bench_opts {
 	FILE *out;			/* where tables go */
 };
 
+/*
+ * Option limits, checked before anything runs.  --reps: a few thousand
+ * repetitions of a seed-size region already take hours.
+ */
+#define BENCH_MAX_REPS 1000
+/* The largest --size: a quarter of the model's largest memory. */
+#define BENCH_MAX_SIZE (PB_MAX_MEMORY / 4)
+
+/* This machine's memory in bytes; 0 if it cannot be told. */
+unsigned long bench_host_memory(void);
+/*
+ * Can the benchmarks run regions of @size bytes?  A multiple of the PMD
+ * size (every folio mode maps whole PMDs), at most BENCH_MAX_SIZE, and at
+ * most a quarter of this machine's memory (a benchmark holds about twice
+ * its region, on the model and on the kernel alike).  0, or -EINVAL with
+ * the reason in @why ("is not a multiple of 2M ...").
+ */
+int bench_check_size(unsigned long size, char *why, size_t whylen);
+/*
+ * --plot, before anything runs: gnuplot is installed and @path can be
+ * written (a file that did not exist is made and removed again).  0, or
+ * -errno with the reason in @why.
+ */
+int bench_plot_check(const char *path, char *why, size_t whylen);
+
 /* The folio modes of the seed tables. */
 enum folio_mode {
 	FOLIO_4K,		/* MADV_NOHUGEPAGE, order 0 */

@@ -3,9 +3,11 @@
  * and regions of a folio mode on the model.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +135,71 @@ void bench_progress(const struct bench_opts *o, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fflush(stderr);
+}
+
+/* ---- option limits --------------------------------------------------- */
+
+unsigned long bench_host_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0 ||
+	    (unsigned long)pages > ~0UL / (unsigned long)page)
+		return 0;
+	return (unsigned long)pages * (unsigned long)page;
+}
+
+int bench_check_size(unsigned long size, char *why, size_t whylen)
+{
+	unsigned long pmd = pb_pmd_size(), host = bench_host_memory();
+
+	if (size % pmd)
+		snprintf(why, whylen, "is not a multiple of %luM (every folio"
+			 " mode maps whole PMDs)", pmd >> 20);
+	else if (size > BENCH_MAX_SIZE)
+		snprintf(why, whylen, "is above the maximum %luG (a benchmark"
+			 " holds about twice its region; the model has at most"
+			 " %luG)", BENCH_MAX_SIZE >> 30, PB_MAX_MEMORY >> 30);
+	else if (host && size > host / 4)
+		snprintf(why, whylen, "is more than a quarter of this machine's"
+			 " %.1fG of memory (a benchmark holds about twice its"
+			 " region)", (double)host / (1UL << 30));
+	else
+		return 0;
+	return -EINVAL;
+}
+
+int bench_plot_check(const char *path, char *why, size_t whylen)
+{
+	struct stat sb;
+	int fd, err;
+
+	if (system("command -v gnuplot >/dev/null 2>&1")) {
+		snprintf(why, whylen, "needs gnuplot, which is not installed"
+			 " (Debian: apt-get install gnuplot-nox)");
+		return -ENOENT;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	/* It exists: it must be a file we may write (no FIFO to block on). */
+	if (errno == EEXIST)
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		snprintf(why, whylen, "%s: %s", path, strerror(err));
+		return -err;
+	}
+	err = fstat(fd, &sb) ? errno : S_ISREG(sb.st_mode) ? 0 : EINVAL;
+	close(fd);
+	if (err == EINVAL)
+		snprintf(why, whylen, "%s: not a regular file", path);
+	else if (err)
+		snprintf(why, whylen, "%s: %s", path, strerror(err));
+	return -err;
 }
 
 int bench_model_start(unsigned long memory, const struct pb_variant *v)

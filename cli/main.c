@@ -2,8 +2,11 @@
  * cli/ - the ptebatch command: argument parsing and exit statuses; the
  * work is done by scenario/ and backend/.
  *
- * Exit statuses: 0 success, 1 the run failed, 2 bad usage or a scenario
- * that does not parse, 3 an invariant check failed.
+ * Exit statuses: 0 success, 1 the run failed (the model ran out of
+ * memory, a benchmark failed), 2 bad usage or a scenario that does not
+ * parse, 3 an invariant check failed, 4 the backend cannot run the
+ * scenario here (skipped, the reason on stderr).  Bad input is refused
+ * before anything runs, with one line naming the flag, value or file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +22,7 @@
 #include "cli/cli.h"
 #include "bench/bench.h"
 #include "scenario/compare.h"
+#include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
@@ -30,11 +34,12 @@
 struct run_options {
 	const char *backend;
 	const char *variant;	/* the preset */
+	bool variant_given;
 	const char **sets;	/* --set KEY=VALUE, in command-line order */
 	int nr_sets;
 	bool stats;
 	bool check;
-	unsigned long memory;
+	unsigned long memory;	/* 0: the model's default */
 	const char *file;
 };
 
@@ -53,7 +58,7 @@ static void usage(FILE *f)
 	fputs("usage: ptebatch run [--backend model|kernel] [--variant NAME]"
 	      " [--set KEY=VALUE]...\n"
 	      "                    [--stats] [--memory SIZE] [--no-check]"
-	      " FILE.scn\n"
+	      " [--arch ARCH] FILE.scn\n"
 	      "       ptebatch help\n"
 	      "\n"
 	      "run       run a scenario and print its record on stdout\n"
@@ -67,10 +72,20 @@ static void usage(FILE *f)
 	      " (repeatable, in order)\n"
 	      "  --stats           print the cost counters of every"
 	      " statement\n"
-	      "  --memory SIZE     simulated memory, e.g. 256M or 4G"
-	      " (at least 16M)\n"
-	      "  --no-check        skip the invariant check after each"
+	      "  --memory SIZE     simulated memory (default 4G): a multiple"
+	      " of 2M, from 16M\n", f);
+	fprintf(f, "                    to %luG and no more than this machine"
+		" has; running out\n"
+		"                    of it fails the run\n",
+		PB_MAX_MEMORY >> 30);
+	fputs("  --no-check        skip the invariant check after each"
 	      " statement\n"
+	      "  --arch ARCH       the model built for another architecture:"
+	      " x86_64 (default),\n"
+	      "                    x86-pae, arm64-4k, arm64-16k, arm64-64k"
+	      " (also for diff,\n"
+	      "                    bench and explore; each is its own build,"
+	      " make ARCH=...)\n"
 	      "\n"
 	      "presets:", f);
 	list_words(f, pb_variant_presets());
@@ -78,17 +93,29 @@ static void usage(FILE *f)
 	for (sw = pb_variant_switches(); *sw; sw++)
 		fprintf(f, "  %-17s %s\n", *sw, pb_variant_switch_help(*sw));
 	fputs("\n"
-	      "exit status: 0 ok, 1 the run failed, 2 bad usage or"
-	      " scenario, 3 an invariant check failed\n", f);
+	      "exit status: 0 ok, 1 the run failed (or the model ran out of"
+	      " memory),\n"
+	      "             2 bad usage or scenario, 3 an invariant check"
+	      " failed,\n"
+	      "             4 skipped: the backend cannot run it here (the"
+	      " reason on stderr)\n", f);
 }
 
-/* Report a usage error and return the status to exit with. */
+/* The command whose arguments are being read, for messages; NULL before. */
+static const char *command;
+
+/*
+ * Report a usage error, "ptebatch: COMMAND: message" and a hint, and
+ * return the status to exit with.
+ */
 static int __attribute__((format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	fputs("ptebatch: ", stderr);
+	if (command)
+		fprintf(stderr, "%s: ", command);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -199,15 +226,39 @@ static int build_variant(const struct run_options *opts,
 	return 0;
 }
 
+/* @bytes as "16M", "256G"; @buf must hold 24 characters. */
+static const char *size_text(char *buf, unsigned long bytes)
+{
+	return record_size_text(buf, 24, bytes);
+}
+
+/*
+ * --memory: the model's frames must be ones this machine can back, or
+ * running out would be the host's OOM killer instead of the model's
+ * ENOMEM.
+ */
 static int set_memory(struct run_options *opts, const char *arg)
 {
-	unsigned long bytes;
+	unsigned long bytes, block = pb_pmd_size(), host = bench_host_memory();
+	char a[24];
 
 	if (scenario_parse_number(arg, &bytes))
 		return usage_error("--memory: bad size '%s' (e.g. 256M or 4G)",
 				   arg);
 	if (bytes < MIN_MEMORY)
-		return usage_error("--memory: '%s' is less than 16M", arg);
+		return usage_error("--memory: '%s' is below the minimum %s", arg,
+				   size_text(a, MIN_MEMORY));
+	if (bytes > PB_MAX_MEMORY)
+		return usage_error("--memory: '%s' is above the model's maximum"
+				   " %s", arg, size_text(a, PB_MAX_MEMORY));
+	if (bytes % block)
+		return usage_error("--memory: '%s' is not a multiple of %s (the"
+				   " model's memory comes in PMD-size blocks)",
+				   arg, size_text(a, block));
+	if (host && bytes > host)
+		return usage_error("--memory: '%s' is more than this machine's"
+				   " %.1fG of memory", arg,
+				   (double)host / (1UL << 30));
 	opts->memory = bytes;
 	return 0;
 }
@@ -261,6 +312,7 @@ static int apply_option(struct run_options *opts, const struct option_def *o,
 			return unknown_in_list(o->name, "variant", value,
 					       pb_variant_presets());
 		opts->variant = value;
+		opts->variant_given = true;
 		return 0;
 	case OPT_SET:
 		return add_set(opts, value);
@@ -319,13 +371,74 @@ static int parse_run_args(struct run_options *opts, int argc, char **argv)
 			continue;
 		}
 		if (opts->file)
-			return usage_error("run: more than one scenario file"
+			return usage_error("more than one scenario file"
 					   " ('%s' and '%s')", opts->file, arg);
 		opts->file = arg;
 	}
 	if (!opts->file)
-		return usage_error("run: no scenario file given");
+		return usage_error("no scenario file given");
 	return 0;
+}
+
+/* The kernel runs no variant, counts nothing and has the memory it has. */
+static int check_kernel_options(const struct run_options *opts)
+{
+	const char *flag = opts->variant_given ? "--variant" :
+			   opts->nr_sets ? "--set" :
+			   opts->stats ? "--stats" :
+			   opts->memory ? "--memory" : NULL;
+
+	if (strcmp(opts->backend, "kernel") || !flag)
+		return 0;
+	return usage_error("%s applies to the model only, not to --backend"
+			   " kernel", flag);
+}
+
+/*
+ * Running out of frames.  The model fails the statement the way Linux
+ * fails an allocation it cannot satisfy (ENOMEM, or EFAULT from a pin
+ * that got fewer pages than asked), and the record says so; but a Linux
+ * machine would reclaim or OOM-kill instead, so from that statement on
+ * the record is the model's, not Linux's.  The run goes on; each such
+ * statement is named on stderr and the run fails (exit status 1).  The
+ * backend's exec is wrapped to see the alloc_fail counter of every
+ * statement.
+ */
+static struct {
+	struct backend_ops ops;		/* the model's, with exec below */
+	const struct backend_ops *model;
+	const struct scenario *s;
+	unsigned long memory;
+	int nr;				/* statements that ran out */
+} frame_watch;
+
+static void exec_watching_frames(struct backend *b, const struct stmt *st,
+				 struct stmt_result *res)
+{
+	char mem[24], ebuf[16];
+
+	frame_watch.model->exec(b, st, res);
+	if (!res->has_stats || !res->stats[PB_STAT_alloc_fail])
+		return;
+	frame_watch.nr++;
+	fprintf(stderr, "%s:%d: %s: out of memory: every frame of the model's"
+		" %s is in use (error %s); --memory gives it more\n",
+		frame_watch.s->file, st->line, st->text,
+		size_text(mem, frame_watch.memory),
+		res->err ? record_errno_name(res->err, ebuf, sizeof(ebuf))
+			 : "none");
+}
+
+static void watch_frames(struct backend *b, const struct scenario *s,
+			 unsigned long memory)
+{
+	frame_watch.model = b->ops;
+	frame_watch.ops = *b->ops;
+	frame_watch.ops.exec = exec_watching_frames;
+	frame_watch.s = s;
+	frame_watch.memory = memory ? memory : PB_DEFAULT_MEMORY;
+	frame_watch.nr = 0;
+	b->ops = &frame_watch.ops;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -341,6 +454,7 @@ static int cmd_run(int argc, char **argv)
 	char *variant_name = NULL;
 	int ret;
 
+	command = "run";
 	/* No more --set flags than arguments. */
 	opts.sets = calloc(argc + 1, sizeof(*opts.sets));
 	if (!opts.sets) {
@@ -348,6 +462,8 @@ static int cmd_run(int argc, char **argv)
 		return SCN_RUN_FAILED;
 	}
 	ret = parse_run_args(&opts, argc, argv);
+	if (!ret)
+		ret = check_kernel_options(&opts);
 	if (!ret)
 		ret = build_variant(&opts, &mopt.variant, &variant_name);
 	if (!ret && access(opts.file, R_OK))
@@ -372,6 +488,8 @@ static int cmd_run(int argc, char **argv)
 		b = kernel_backend_create(&kopt);
 	} else {
 		b = model_backend_create(&mopt);
+		if (b)
+			watch_frames(b, s, opts.memory);
 	}
 	ret = SCN_RUN_FAILED;
 	if (!b) {
@@ -380,6 +498,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	b->want_stats = opts.stats;
 	ret = scenario_run(s, b, stdout, stderr, opts.check);
+	if (ret == SCN_RUN_OK && b->ops == &frame_watch.ops && frame_watch.nr)
+		ret = SCN_RUN_FAILED;
 	b->ops->destroy(b);
 out:
 	scenario_free(s);
@@ -707,7 +827,8 @@ static void diff_usage_text(FILE *f)
 	      " (repeatable)\n"
 	      "exit status: 0 every scenario matched or was skipped, 1 a"
 	      " mismatch or error,\n"
-	      "             2 bad usage\n", f);
+	      "             2 bad usage or a scenario that does not parse"
+	      " (then nothing runs)\n", f);
 }
 
 static int parse_diff_args(struct diff_options *opts, int argc, char **argv)
@@ -730,7 +851,7 @@ static int parse_diff_args(struct diff_options *opts, int argc, char **argv)
 			continue;
 		}
 		if (!is_variant && !is_set)
-			return usage_error("diff: unknown option '%s'", arg);
+			return usage_error("unknown option '%s'", arg);
 		if (eq)
 			value = eq + 1;
 		else if (i + 1 < argc)
@@ -749,8 +870,29 @@ static int parse_diff_args(struct diff_options *opts, int argc, char **argv)
 		}
 	}
 	if (!opts->nr_files)
-		return usage_error("diff: no scenario file given");
+		return usage_error("no scenario file given");
 	return 0;
+}
+
+/*
+ * Every file must parse before any runs: a typo in the last one should
+ * not cost a long comparison first, and bad input should never get as
+ * far as the kernel side (which writes THP sysfs).  Each problem is one
+ * "FILE:LINE: message" on stderr.
+ */
+static int diff_check_files(const struct diff_options *opts)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < opts->nr_files; i++) {
+		struct scenario *s = scenario_parse_file(opts->files[i],
+							 SCN_DEFAULT_PAGE_SIZE,
+							 stderr);
+
+		bad += !s;
+		scenario_free(s);
+	}
+	return bad ? EXIT_USAGE : 0;
 }
 
 static int cmd_diff(int argc, char **argv)
@@ -764,6 +906,7 @@ static int cmd_diff(int argc, char **argv)
 	char self[4096], why[1024];
 	ssize_t n;
 
+	command = "diff";
 	opts.run.sets = calloc(argc + 1, sizeof(*opts.run.sets));
 	opts.files = calloc(argc + 1, sizeof(*opts.files));
 	if (!opts.run.sets || !opts.files) {
@@ -774,6 +917,8 @@ static int cmd_diff(int argc, char **argv)
 	ret = parse_diff_args(&opts, argc, argv);
 	if (!ret)
 		ret = build_variant(&opts.run, &variant, &variant_name);
+	if (!ret)
+		ret = diff_check_files(&opts);
 	if (ret)
 		goto out;
 	/* The kernel side runs this very binary. */
@@ -819,7 +964,6 @@ static const char *const bench_names[] = { "gup", "cow", "mprotect", "all",
 					   NULL };
 static const char *const bench_backends[] = { "model", "kernel", "both",
 					      NULL };
-static const char *const bench_arches[] = { "x86_64", NULL };
 
 static void bench_usage_text(FILE *f)
 {
@@ -832,15 +976,23 @@ static void bench_usage_text(FILE *f)
 	      " or all\n"
 	      "  --backend NAME    model, kernel (this machine, as root) or"
 	      " both (the default)\n"
-	      "  --arch ARCH       the model's architecture: x86_64 (the"
-	      " default and, for now, only)\n"
-	      "  --size SIZE       region size, e.g. 64M or 1G (default: the"
-	      " seeds' sizes)\n"
-	      "  --reps N          timed repetitions (default 15), after one"
-	      " warm-up\n"
-	      "  --quick           small sizes, few reps: a smoke test\n"
+	      "  --arch ARCH       the model's architecture (see 'run'); the"
+	      " kernel columns\n"
+	      "                    run only where it is this machine's (x86_64)\n"
+	      "  --size SIZE       region size, a multiple of 2M, e.g. 64M or"
+	      " 1G (default: the\n", f);
+	fprintf(f, "                    seeds' sizes; at most %luG and a quarter"
+		" of this machine's\n"
+		"                    memory)\n", BENCH_MAX_SIZE >> 30);
+	fprintf(f, "  --reps N          timed repetitions, 1 to %d (default 15"
+		" for gup, 5 for cow\n"
+		"                    and mprotect), after one warm-up\n",
+		BENCH_MAX_REPS);
+	fputs("  --quick           small sizes, few reps: a smoke test\n"
 	      "  --json FILE       every row as one JSON object per line\n"
-	      "  --plot FILE.svg   draw the tables with gnuplot\n", f);
+	      "  --plot FILE.svg   draw the tables with gnuplot\n"
+	      "exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
+	      " nothing runs)\n", f);
 }
 
 /* "--name VALUE" or "--name=VALUE" at argv[*i]: the value, or NULL. */
@@ -853,23 +1005,62 @@ static const char *bench_value(int argc, char **argv, int *i, size_t len)
 	return NULL;
 }
 
+static int set_bench_size(struct bench_opts *o, const char *v)
+{
+	char why[256];
+	unsigned long n;
+
+	if (scenario_parse_number(v, &n) || !n)
+		return usage_error("--size: bad size '%s' (e.g. 64M or 1G)", v);
+	if (bench_check_size(n, why, sizeof(why)))
+		return usage_error("--size: '%s' %s", v, why);
+	o->size = n;
+	return 0;
+}
+
+static int set_bench_reps(struct bench_opts *o, const char *v)
+{
+	unsigned long n;
+	char *end;
+
+	/* Digits only: strtoul() would take " 5", "+5" and "-5" too. */
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 ||
+	    n > BENCH_MAX_REPS)
+		return usage_error("--reps: expected a number from 1 to %d,"
+				   " got '%s'", BENCH_MAX_REPS, v);
+	o->reps = (int)n;
+	return 0;
+}
+
+static int set_bench_plot(struct bench_opts *o, const char *v)
+{
+	size_t len = strlen(v);
+
+	if (len < 5 || strcmp(v + len - 4, ".svg"))
+		return usage_error("--plot: '%s' must end in .svg", v);
+	if (strchr(v, '\''))
+		return usage_error("--plot: '%s' may not contain a quote", v);
+	o->plot = v;
+	return 0;
+}
+
 static int parse_bench_args(struct bench_opts *o, const char **name,
 			    const char **json, int argc, char **argv)
 {
-	int i;
+	int i, ret;
 
 	for (i = 0; i < argc; i++) {
 		const char *arg = argv[i], *eq = strchr(arg, '='), *v;
 		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-		unsigned long n;
-		char *end;
 
 		if (arg[0] != '-') {
 			if (*name)
-				return usage_error("bench: more than one NAME"
+				return usage_error("more than one NAME"
 						   " ('%s' and '%s')", *name, arg);
 			if (!in_list(bench_names, arg))
-				return unknown_in_list("bench", "benchmark",
+				return unknown_in_list("NAME", "benchmark",
 						       arg, bench_names);
 			*name = arg;
 			continue;
@@ -881,12 +1072,13 @@ static int parse_bench_args(struct bench_opts *o, const char **name,
 			continue;
 		}
 #define IS(flag) (len == sizeof(flag) - 1 && !strncmp(arg, flag, len))
-		if (!IS("--backend") && !IS("--arch") && !IS("--size") &&
+		if (!IS("--backend") && !IS("--size") &&
 		    !IS("--reps") && !IS("--json") && !IS("--plot"))
-			return usage_error("bench: unknown option '%s'", arg);
+			return usage_error("unknown option '%s'", arg);
 		v = bench_value(argc, argv, &i, len);
 		if (!v)
 			return usage_error("%.*s needs a value", (int)len, arg);
+		ret = 0;
 		if (IS("--backend")) {
 			if (!in_list(bench_backends, v))
 				return unknown_in_list("--backend", "backend", v,
@@ -894,43 +1086,42 @@ static int parse_bench_args(struct bench_opts *o, const char **name,
 			o->backend = !strcmp(v, "model") ? BENCH_MODEL :
 				     !strcmp(v, "kernel") ? BENCH_KERNEL :
 				     BENCH_BOTH;
-		} else if (IS("--arch")) {
-			if (!in_list(bench_arches, v))
-				return usage_error("--arch: '%s' is not"
-						   " supported; the benchmarks"
-						   " model x86_64 only for now",
-						   v);
-			o->arch = v;
 		} else if (IS("--size")) {
-			if (scenario_parse_number(v, &n) || !n)
-				return usage_error("--size: bad size '%s'"
-						   " (e.g. 64M or 1G)", v);
-			o->size = n;
+			ret = set_bench_size(o, v);
 		} else if (IS("--reps")) {
-			errno = 0;
-			n = strtoul(v, &end, 10);
-			if (errno || end == v || *end || n < 1 || n > 100000 ||
-			    v[0] == '-')
-				return usage_error("--reps: expected a number"
-						   " from 1, got '%s'", v);
-			o->reps = (int)n;
+			ret = set_bench_reps(o, v);
 		} else if (IS("--json")) {
+			if (!*v)
+				return usage_error("--json: empty file name");
 			*json = v;
 		} else {
-			len = strlen(v);
-			if (len < 5 || strcmp(v + len - 4, ".svg"))
-				return usage_error("--plot: '%s' must end in"
-						   " .svg", v);
-			if (strchr(v, '\''))
-				return usage_error("--plot: '%s' may not"
-						   " contain a quote", v);
-			o->plot = v;
+			ret = set_bench_plot(o, v);
 		}
+		if (ret)
+			return ret;
 #undef IS
 	}
 	if (!*name)
-		return usage_error("bench: no NAME given (gup, cow, mprotect"
-				   " or all)");
+		return usage_error("no NAME given (gup, cow, mprotect or all)");
+	return 0;
+}
+
+/*
+ * What can only be checked on this machine, before anything runs: the
+ * --plot file can be written and gnuplot is there (else a long run would
+ * end without its plot), and the --json file opens.
+ */
+static int open_bench_outputs(struct bench_opts *o, const char *json)
+{
+	char why[512];
+
+	if (o->plot && bench_plot_check(o->plot, why, sizeof(why)))
+		return usage_error("--plot: %s", why);
+	if (!json)
+		return 0;
+	o->json = fopen(json, "w");
+	if (!o->json)
+		return usage_error("--json: %s: %s", json, strerror(errno));
 	return 0;
 }
 
@@ -941,23 +1132,18 @@ static int cmd_bench(int argc, char **argv)
 	};
 	struct bench_opts o = {
 		.backend = BENCH_BOTH,
-		.arch = "x86_64",
+		.arch = pb_arch_name(),
 		.out = stdout,
 	};
 	const char *name = NULL, *json = NULL;
 	int i, ret, err = 0;
 
+	command = "bench";
 	ret = parse_bench_args(&o, &name, &json, argc, argv);
+	if (!ret)
+		ret = open_bench_outputs(&o, json);
 	if (ret)
 		return ret;
-	if (json) {
-		o.json = fopen(json, "w");
-		if (!o.json) {
-			fprintf(stderr, "ptebatch: --json: %s: %s\n", json,
-				strerror(errno));
-			return SCN_RUN_FAILED;
-		}
-	}
 	o.progress = isatty(STDERR_FILENO);
 	for (i = 0; i < 3 && !err; i++) {
 		if (strcmp(name, "all") && strcmp(name, bench_names[i]))
@@ -980,8 +1166,85 @@ static int cmd_bench(int argc, char **argv)
 	return err ? SCN_RUN_FAILED : 0;
 }
 
+/* Every architecture the model is built for (make ARCH=...). */
+static const char *const model_arches[] = {
+	"x86_64", "x86-pae", "arm64-4k", "arm64-16k", "arm64-64k", NULL,
+};
+
+/*
+ * --arch ARCH, for run, diff, bench and explore: the model is compiled
+ * once per architecture (as the kernel is), so another architecture is
+ * another binary - $(BUILD)/ptebatch for x86_64, $(BUILD)/ARCH/ptebatch
+ * for the others.  Take the option out of argv (the commands never see
+ * it) and, if it names another architecture than this binary's, run that
+ * binary with the same arguments.  Returns 0 to go on here.
+ */
+static int arch_redirect(int *argcp, char **argv)
+{
+	const char *arch = NULL, *self = pb_arch_name();
+	char exe[4096], target[4200], *slash;
+	int i, j, argc = *argcp;
+	ssize_t n;
+
+	for (i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--arch")) {
+			if (i + 1 >= argc)
+				return usage_error("--arch needs a value");
+			arch = argv[i + 1];
+			for (j = i; j + 2 <= argc; j++)
+				argv[j] = argv[j + 2];
+			argc -= 2;
+			i--;
+		} else if (!strncmp(argv[i], "--arch=", 7)) {
+			arch = argv[i] + 7;
+			for (j = i; j + 1 <= argc; j++)
+				argv[j] = argv[j + 1];
+			argc -= 1;
+			i--;
+		}
+	}
+	*argcp = argc;
+	if (!arch || !strcmp(arch, self))
+		return 0;
+	if (!in_list(model_arches, arch))
+		return unknown_in_list("--arch", "architecture", arch,
+				       model_arches);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return usage_error("--arch %s: cannot find this program: %s",
+				   arch, strerror(errno));
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+	/* An arm64 binary lives one directory below the x86_64 one. */
+	if (strcmp(self, "x86_64") && (slash = strrchr(exe, '/')))
+		*slash = '\0';
+	if (!strcmp(arch, "x86_64"))
+		snprintf(target, sizeof(target), "%s/ptebatch", exe);
+	else
+		snprintf(target, sizeof(target), "%s/%s/ptebatch", exe, arch);
+	if (access(target, X_OK))
+		return usage_error("--arch %s: %s is not built (make ARCH=%s)",
+				   arch, target, arch);
+	argv[argc] = NULL;
+	execv(target, argv);
+	fprintf(stderr, "ptebatch: --arch %s: %s: %s\n", arch, target,
+		strerror(errno));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	int ret;
+
+	if (argc >= 2 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "diff") ||
+			  !strcmp(argv[1], "bench") || !strcmp(argv[1], "explore"))) {
+		command = argv[1];
+		ret = arch_redirect(&argc, argv);
+		command = NULL;
+		if (ret)
+			return ret;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		fputc('\n', stderr);
@@ -1002,6 +1265,11 @@ int main(int argc, char **argv)
 		return cmd_explore(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
+		if (argc > 2) {
+			command = argv[1];
+			return usage_error("unexpected argument '%s' (help"
+					   " takes none)", argv[2]);
+		}
 		usage(stdout);
 		putchar('\n');
 		diff_usage_text(stdout);

@@ -26,6 +26,13 @@ struct pb_config {
 };
 
 #define PB_DEFAULT_MEMORY (4UL << 30)
+/*
+ * The most pb_init() accepts (more is -ENOMEM).  The frames cost nothing
+ * until used, but the memmap is set up at once, one host page per 2M
+ * block: 1/512 of the simulated size, 512M of this machine's memory at
+ * the limit, before the first fault.
+ */
+#define PB_MAX_MEMORY (256UL << 30)
 
 /* Per-size anonymous THP policy, as in hugepages-<size>kB/enabled. */
 enum pb_thp_policy {
@@ -38,11 +45,21 @@ enum pb_thp_policy {
 /*
  * Bring the machine up / down.  pb_init() must be called by the thread that
  * will use the model; other threads call pb_thread_register() first.
+ * It returns 0; -EINVAL for memory below four PMD-size blocks; -ENOMEM
+ * for memory above PB_MAX_MEMORY or that this machine cannot reserve;
+ * -EBUSY when the machine is already up.  Memory is used in whole
+ * PMD-size blocks (the rest is ignored).
  */
 int pb_init(const struct pb_config *cfg);
 void pb_fini(void);
 void pb_thread_register(void);
 void pb_thread_unregister(void);
+/*
+ * Fold this thread's pending per-thread counters into the machine's (what
+ * vmstat's periodic refresh does per CPU).  A thread that stops while
+ * another runs pb_check() calls it first; unregistering does it too.
+ */
+void pb_thread_quiesce(void);
 
 unsigned long pb_page_size(void);
 unsigned long pb_pmd_size(void);
@@ -63,6 +80,7 @@ int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy);
  */
 struct pb_variant {
 	bool gup_batch;			/* GUP-fast extends runs over a folio */
+	bool gup_batch_recheck;		/* ... and re-checks PMD and PTEs after */
 	unsigned int wp_reuse_max;	/* PTEs one reuse fault may make writable */
 	bool mprotect_batch;		/* change_pte_range over folio batches */
 	bool fork_batch;		/* copy_present_ptes over folio batches */
@@ -165,6 +183,8 @@ int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
 void pb_pages_put(struct pb_pages *pages, bool make_dirty);
 void pb_pages_free(struct pb_pages *pages);
 unsigned long pb_pages_count(const struct pb_pages *pages);
+/* The frame (PFN) of held page @index, 0 past the end: what a DMA got. */
+unsigned long pb_pages_pfn(const struct pb_pages *pages, unsigned long index);
 /* Copy bytes out of / fill the held pages (the "device" side of DMA). */
 void pb_pages_read(const struct pb_pages *pages, unsigned long index,
 		   void *buf, unsigned long len);

@@ -19,8 +19,11 @@ PB_STAT(pte_read)		/* page-table entry loads */
 PB_STAT(pte_write)		/* page-table entry stores and RMWs */
 PB_STAT(tlb_flush)		/* TLB flush operations */
 PB_STAT(tlb_flush_pages)	/* pages covered by those flushes */
+PB_STAT(contpte_convert)	/* arm64: contiguous blocks repainted (fold or unfold) */
+PB_STAT(contpte_fold)		/* arm64: ... of them folds */
 PB_STAT(folio_alloc)		/* folios allocated */
 PB_STAT(folio_alloc_pages)	/* base pages in those folios */
+PB_STAT(alloc_fail)		/* order-0 allocations refused: out of frames */
 PB_STAT(folio_copy)		/* base pages copied (COW, fork copies) */
 PB_STAT(pmd_split)		/* PMD mappings split to PTEs */
 PB_STAT(gup_fast_pages)		/* pages returned by GUP-fast */

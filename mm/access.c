@@ -1,7 +1,8 @@
 /*
  * access.c: the simulated CPU - loads and stores through a TLB, a
- * hardware page walk that sets Accessed/Dirty as x86 does, and the page
- * fault (do_user_addr_fault) when the walk finds no usable entry.
+ * hardware page walk that sets Accessed/Dirty as the architecture's MMU
+ * does (x86 A/D; arm64 FEAT_HAFDBS: AF, and DBM clearing RDONLY), and the
+ * page fault (do_user_addr_fault) when the walk finds no usable entry.
  */
 #include <urcu.h>
 
@@ -10,9 +11,12 @@
 
 /*
  * The hardware walk: lockless reads of every level; a usable leaf gets
- * Accessed (and Dirty for a write) with a locked cmpxchg, like the MMU.
- * Returns false when the access must fault.  The walk is the MMU's work,
- * not the kernel's, so it is not in the cost counters.
+ * its access (and, for a write, dirty) state set with one atomic update,
+ * like the MMU (arch_hw_update_access()).  An arm64 contiguous block is
+ * not special here: the MMU updates the one entry it used, which is why
+ * ptep_get() gathers the block.  Returns false when the access must
+ * fault.  The walk is the MMU's work, not the kernel's, so it is not in
+ * the cost counters.
  */
 static bool hw_walk(struct mm_struct *mm, unsigned long addr, bool write,
 		    unsigned long *pfn, bool *writable, bool *dirty)
@@ -42,7 +46,7 @@ static bool hw_walk(struct mm_struct *mm, unsigned long addr, bool write,
 		}
 		if (!pte_access_permitted(pte, write))
 			return false;
-		new = old | _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+		new = arch_hw_update_access(old, write);
 		/* The MMU's locked A/D update; not kernel work, not counted. */
 		if (new == old ||
 		    atomic_compare_exchange_strong(entry_ptr(entryp), &old, new))
@@ -51,8 +55,13 @@ static bool hw_walk(struct mm_struct *mm, unsigned long addr, bool write,
 	*pfn = pte_pfn(pte);
 	if (leaf)
 		*pfn += (addr & ~PMD_MASK) >> PAGE_SHIFT;
-	*writable = pte_val(pte) & _PAGE_RW;
-	*dirty = new & _PAGE_DIRTY;
+	/*
+	 * What the TLB caches: whether a store may use the translation, and
+	 * whether the entry is already dirty - x86 D, arm64 RDONLY clear - so
+	 * that a store through a clean translation walks again to dirty it.
+	 */
+	*writable = pte_access_permitted(pte, true);
+	*dirty = pte_hw_dirty(leaf ? pmd_pte(__pmd(new)) : __pte(new));
 	return true;
 }
 
@@ -114,9 +123,16 @@ int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 			*e = (struct tlb_entry){ mm, vpn, pfn, writable, dirty };
 			goto access;
 		}
-		/* A fault invalidates the faulting translation (x86). */
+		/*
+		 * x86 drops the faulting translation with the fault.  arm64
+		 * does not: the kernel invalidates what it relaxes
+		 * (ptep_set_access_flags), and a translation that denied this
+		 * access is walked again above, never used for it.
+		 */
+#ifndef CONFIG_ARM64
 		if (e->mm == mm && e->vpn == vpn)
 			e->mm = NULL;
+#endif
 		spin_unlock(&t->lock);
 		err = do_user_addr_fault(mm, addr, write);
 		if (err)

@@ -50,7 +50,12 @@ void pb_stats_read(uint64_t out[PB_NR_STATS])
 }
 
 void pb_thread_register(void) { rcu_register_thread(); }
-void pb_thread_unregister(void) { rcu_unregister_thread(); }
+void pb_thread_unregister(void)
+{
+	node_stat_flush();
+	rcu_unregister_thread();
+}
+void pb_thread_quiesce(void) { node_stat_flush(); }
 
 int pb_init(const struct pb_config *cfg)
 {
@@ -60,6 +65,8 @@ int pb_init(const struct pb_config *cfg)
 
 	if (machine.mem_map)
 		return -EBUSY;
+	if (bytes > PB_MAX_MEMORY)
+		return -ENOMEM;
 	err = memmap_init(bytes);
 	if (err)
 		return err;
@@ -84,7 +91,7 @@ void pb_fini(void)
 
 unsigned long pb_page_size(void) { return PAGE_SIZE; }
 unsigned long pb_pmd_size(void) { return PMD_SIZE; }
-const char *pb_arch_name(void) { return "x86_64"; }
+const char *pb_arch_name(void) { return ARCH_NAME; }
 
 int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy)
 {
@@ -147,7 +154,8 @@ void pb_exit(struct pb_proc *proc)
 
 unsigned long pb_proc_faults(const struct pb_proc *proc)
 {
-	return proc->mm->task.min_flt;
+	return atomic_load_explicit(&proc->mm->task.min_flt,
+				    memory_order_relaxed);
 }
 
 int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
@@ -307,6 +315,11 @@ int pb_gup_fast(struct pb_proc *proc, unsigned long start,
 	}
 	*out = pp;
 	return 0;
+}
+
+unsigned long pb_pages_pfn(const struct pb_pages *pages, unsigned long index)
+{
+	return index < pages->gp.nr ? page_to_pfn(pages->gp.pages[index]) : 0;
 }
 
 unsigned long pb_pages_count(const struct pb_pages *pages)

@@ -16,7 +16,8 @@
  *    covering all its mappings;
  *  - an entry outside every VMA, write without VM_WRITE, a writable
  *    PROT_NONE entry, RW=0/Dirty=1 outside a shadow-stack VMA, SavedDirty
- *    together with RW;
+ *    together with RW (x86); RDONLY clear without PTE_WRITE, a
+ *    contiguous block that is not one all through (arm64, 7.10);
  *  - a TLB entry that grants more than its PTE (a missing flush), or one
  *    of an mm that no longer exists;
  *  - frames neither free, nor in a folio, nor in a reachable page table.
@@ -110,8 +111,16 @@ static void check_leaf(struct checker *c, struct mm_struct *mm,
 	if (pte_shstk(pte) && !(vma->vm_flags & VM_SHADOW_STACK))
 		violation(c, "mm %u: RW=0/Dirty=1 entry at %#lx outside a shadow stack",
 			  mm->mm_id, addr);
+#ifdef CONFIG_ARM64
+	/* AP[2] clear lets the MMU store: only a writable (DBM) entry may. */
+	if (pte_valid(pte) && !pte_rdonly(pte) && !pte_write(pte))
+		violation(c, "mm %u: RDONLY clear without PTE_WRITE at %#lx",
+			  mm->mm_id, addr);
+	(void)v;
+#else
 	if ((v & _PAGE_RW) && (v & _PAGE_SAVED_DIRTY))
 		violation(c, "mm %u: SavedDirty with RW at %#lx", mm->mm_id, addr);
+#endif
 	if (!pfn_valid(pfn)) {
 		violation(c, "mm %u: entry at %#lx maps invalid pfn %#lx",
 			  mm->mm_id, addr, pfn);
@@ -144,6 +153,57 @@ static void check_leaf(struct checker *c, struct mm_struct *mm,
 			  mm->mm_id, addr, pfn);
 	account_map(c, mm, pfn, pmd);
 }
+
+#ifdef ARCH_HAS_CONTPTE
+/*
+ * spec-fault-mprotect.md 7.10: a block with one valid contiguous entry is
+ * contiguous all through - every entry valid and CONT, the PFNs
+ * consecutive from an aligned one inside one folio, the attributes equal
+ * apart from access and dirty.  @table maps from @addr.
+ */
+static void check_contpte_blocks(struct checker *c, struct mm_struct *mm,
+				 unsigned long addr, pte_t *table)
+{
+	unsigned long b, i;
+
+	for (b = 0; b < PTRS_PER_PTE; b += CONT_PTES) {
+		pte_t first = __pte(atomic_load(entry_ptr(table + b))), expected;
+		unsigned long pfn = pte_pfn(first);
+		struct folio *folio;
+		bool any = false;
+
+		for (i = 0; i < CONT_PTES && !any; i++)
+			any = pte_valid_cont(__pte(atomic_load(entry_ptr(table + b + i))));
+		if (!any)
+			continue;
+		if (!pte_valid_cont(first) || !IS_ALIGNED(pfn, CONT_PTES) ||
+		    !pfn_valid(pfn)) {
+			violation(c, "mm %u: contiguous block at %#lx does not start"
+				  " with a valid contiguous entry at an aligned pfn",
+				  mm->mm_id, addr + b * PAGE_SIZE);
+			continue;
+		}
+		folio = page_folio(pfn_to_page(pfn));
+		if (folio_pfn(folio) > pfn ||
+		    pfn + CONT_PTES > folio_pfn(folio) + folio_nr_pages(folio))
+			violation(c, "mm %u: contiguous block at %#lx is not inside"
+				  " one folio", mm->mm_id, addr + b * PAGE_SIZE);
+		expected = pte_mkold(pte_mkclean(first));
+		for (i = 0; i < CONT_PTES; i++) {
+			pte_t p = __pte(atomic_load(entry_ptr(table + b + i)));
+
+			if (!pte_same(pte_mkold(pte_mkclean(p)), expected)) {
+				violation(c, "mm %u: entry %#llx at %#lx breaks its"
+					  " contiguous block", mm->mm_id,
+					  (unsigned long long)pte_val(p),
+					  addr + (b + i) * PAGE_SIZE);
+				break;
+			}
+			expected = pte_advance_pfn(expected, 1);
+		}
+	}
+}
+#endif
 
 static void check_mm(struct mm_struct *mm, void *arg)
 {
@@ -203,6 +263,9 @@ static void check_mm(struct mm_struct *mm, void *arg)
 					check_leaf(c, mm, addr + (m << PAGE_SHIFT), p,
 						   pte_pfn(p), false);
 				}
+#ifdef ARCH_HAS_CONTPTE
+				check_contpte_blocks(c, mm, addr, pte);
+#endif
 			}
 		}
 	}

@@ -156,6 +156,35 @@ static inline void record_pages(struct page **pages, struct page *page,
 }
 
 /*
+ * gup_batch_recheck: what the per-PTE walk does for every page - re-check
+ * the PMD and the PTE after the reference is held - done for the batch
+ * after its bulk grab.  The scan read the batch's PTEs before their
+ * references were taken; a PTE or the PMD that changed in between is seen
+ * here, and the batch is cut before it with the extra references given
+ * back.  Without it (the seed as posted) such a page is still returned:
+ * it was mapped when the scan read it, and the folio reference taken for
+ * the first page kept it from being freed or split, but the per-PTE walk
+ * would have refused it.
+ */
+static unsigned long gup_fast_batch_recheck(struct folio *folio, pmd_t pmd,
+					    pmd_t *pmdp, pte_t *ptep, pte_t pte,
+					    unsigned long nr, unsigned int flags)
+{
+	unsigned long same;
+	pte_t copy = pte;
+
+	if (unlikely(!pmd_same(pmd, pmdp_get_lockless(pmdp))))
+		same = 1;
+	else
+		same = folio_pte_batch_flags(folio, NULL, ptep, &copy,
+					     (unsigned int)nr,
+					     FPB_LOCKLESS | FPB_RESPECT_WRITE);
+	if (same < nr)
+		gup_put_folio(folio, (int)(nr - same), flags);
+	return same;
+}
+
+/*
  * gup_fast_pte_batch(): with gup_batch, extend a run whose first page is
  * grabbed and re-checked over the following PTEs of the same large folio
  * with the same protection (read as a lockless walker must), cut a
@@ -165,24 +194,38 @@ static inline void record_pages(struct page **pages, struct page *page,
  * cannot be freed or split meanwhile: we hold a reference.
  */
 static unsigned long __attribute__((noinline))
-gup_fast_pte_batch_large(struct folio *folio, struct page *page, pte_t *ptep,
-			 pte_t pte, unsigned long max_nr, unsigned int flags)
+gup_fast_pte_batch_large(struct folio *folio, struct page *page, pmd_t pmd,
+			 pmd_t *pmdp, pte_t *ptep, pte_t pte,
+			 unsigned long max_nr, unsigned int flags)
 {
 	unsigned long nr;
 	pte_t copy = pte;
 
+	/*
+	 * FPB_LOCKLESS: we hold no PTL, so the entries may change as they are
+	 * read.  Only the hooks build can drop it, for a test that shows what
+	 * it prevents; elsewhere the flags are constant.
+	 */
 	nr = folio_pte_batch_flags(folio, NULL, ptep, &copy, (unsigned int)max_nr,
+				   pb_hook_gup_batch_plain ? FPB_RESPECT_WRITE :
 				   FPB_LOCKLESS | FPB_RESPECT_WRITE);
 	/* A writable anon PTE implies an exclusive page; a read-only one not. */
 	if (nr > 1 && !pte_write(pte))
 		nr = gup_unshared_pages(NULL, flags, folio, page, nr);
-	if (nr > 1 && try_grab_folio(folio, (int)nr - 1, flags))
-		return 0;
+	if (nr == 1)
+		return 1;
+	/* As the seed: if the bulk grab fails, keep the first page alone. */
+	if (try_grab_folio(folio, (int)nr - 1, flags))
+		return 1;
+	hook_gup_fast(GUP_STEP_BATCH_GRABBED, ptep, (unsigned int)nr);
+	if (machine.variant.gup_batch_recheck)
+		nr = gup_fast_batch_recheck(folio, pmd, pmdp, ptep, pte, nr, flags);
 	return nr;
 }
 
 static inline unsigned long gup_fast_pte_batch(struct folio *folio,
-					       struct page *page, pte_t *ptep,
+					       struct page *page, pmd_t pmd,
+					       pmd_t *pmdp, pte_t *ptep,
 					       pte_t pte, unsigned long max_nr,
 					       unsigned int flags)
 {
@@ -194,7 +237,8 @@ static inline unsigned long gup_fast_pte_batch(struct folio *folio,
 	 */
 	if (!machine.variant.gup_batch || !folio_order(folio) || max_nr == 1)
 		return 1;
-	return gup_fast_pte_batch_large(folio, page, ptep, pte, max_nr, flags);
+	return gup_fast_pte_batch_large(folio, page, pmd, pmdp, ptep, pte,
+					max_nr, flags);
 }
 
 /*
@@ -215,6 +259,7 @@ static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 		struct folio *folio;
 		struct page *page;
 
+		hook_gup_fast(GUP_STEP_PTE_READ, ptep, 0);
 		npages = 1;
 		if (pte_protnone(pte))
 			return 0;
@@ -226,6 +271,7 @@ static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 		folio = try_grab_folio_fast(page, 1, flags);
 		if (!folio)
 			return 0;
+		hook_gup_fast(GUP_STEP_GRABBED, ptep, 0);
 		if (unlikely(!pmd_same(pmd, pmdp_get_lockless(pmdp))) ||
 		    unlikely(!pte_same(pte, ptep_get_lockless(ptep)))) {
 			gup_put_folio(folio, 1, flags);
@@ -235,12 +281,9 @@ static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 			gup_put_folio(folio, 1, flags);
 			return 0;
 		}
-		npages = gup_fast_pte_batch(folio, page, ptep, pte,
+		hook_gup_fast(GUP_STEP_RECHECKED, ptep, 0);
+		npages = gup_fast_pte_batch(folio, page, pmd, pmdp, ptep, pte,
 					    (end - addr) >> PAGE_SHIFT, flags);
-		if (unlikely(!npages)) {
-			gup_put_folio(folio, 1, flags);
-			return 0;
-		}
 		/* Test before setting: a load right after the locked op is costly. */
 		if (!folio_test(folio, PG_referenced))
 			folio_set_flag(folio, PG_referenced);
@@ -297,6 +340,7 @@ static unsigned long gup_fast(struct mm_struct *mm, unsigned long start,
 	unsigned int seq = 0;
 
 	if (flags & FOLL_PIN) {
+		/* raw_read_seqcount(): acquire, as its smp_rmb(). */
 		seq = atomic_load_explicit(&mm->write_protect_seq,
 					   memory_order_acquire);
 		if (seq & 1)
@@ -325,7 +369,10 @@ static unsigned long gup_fast(struct mm_struct *mm, unsigned long start,
 	rcu_read_unlock();
 	if ((flags & FOLL_PIN) &&
 	    atomic_load_explicit(&mm->write_protect_seq, memory_order_acquire) != seq) {
-		/* Raced with fork: pages may now be shared. Give them back. */
+		/*
+		 * read_seqcount_retry() (its smp_rmb() is the acquire): raced
+		 * with fork, pages may now be shared.  Give them back.
+		 */
 		unpin_user_pages_dirty_lock(pages, nr, false);
 		return 0;
 	}

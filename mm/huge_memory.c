@@ -160,7 +160,7 @@ static void __split_huge_pmd_locked(struct vm_area_struct *vma, pmd_t *pmdp,
 	if (is_huge_zero_pmd(old)) {
 		entry = pte_mkspecial(pfn_pte(machine.zero_pfn, vma->vm_page_prot));
 		for (i = 0; i < HPAGE_PMD_NR; i++)
-			set_pte(ptep + i, entry);
+			set_pte_at(mm, haddr + i * PAGE_SIZE, ptep + i, entry);
 		set_pmd(pmdp, __pmd(mk_table_entry(pgtable)));
 		return;
 	}
@@ -179,7 +179,7 @@ static void __split_huge_pmd_locked(struct vm_area_struct *vma, pmd_t *pmdp,
 		entry = pte_mkdirty(entry);
 	if (pte_soft_dirty(pmd_pte(old)))
 		entry = pte_mksoft_dirty(entry);
-	set_ptes(ptep, entry, HPAGE_PMD_NR);
+	set_ptes(mm, haddr, ptep, entry, HPAGE_PMD_NR);
 	set_pmd(pmdp, __pmd(mk_table_entry(pgtable)));
 	folio_remove_rmap_pmd(folio, vma);
 }
@@ -228,8 +228,13 @@ vm_fault_t do_huge_pmd_wp_page(struct vm_area_struct *vma, unsigned long addr,
 
 	count_stat(fault_huge_wp);
 	if (is_huge_zero_pmd(orig_pmd)) {
-		/* do_huge_zero_wp_pmd(): a fresh THP instead of the zero page */
-		folio = unshare ? NULL : folio_alloc(HPAGE_PMD_ORDER);
+		/*
+		 * do_huge_zero_wp_pmd(): a fresh THP instead of the zero page,
+		 * for an unshare fault too (since 6.13), and mapped writable
+		 * as for a write: 6.18's map_anon_folio_pmd() does not look at
+		 * FAULT_FLAG_UNSHARE.  Split only if no THP can be had.
+		 */
+		folio = folio_alloc(HPAGE_PMD_ORDER);
 		if (!folio)
 			goto fallback;
 		clear_folio(folio);

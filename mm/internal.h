@@ -18,23 +18,35 @@
 #define min(a, b)	((a) < (b) ? (a) : (b))
 #define max(a, b)	((a) > (b) ? (a) : (b))
 
-/* Geometry (x86-64, four levels). */
-#define PAGE_SHIFT	X86_PAGE_SHIFT
+/*
+ * Geometry: four levels of tables of 8-byte entries, each table one page,
+ * so every level resolves PAGE_SHIFT - 3 bits (x86-64: 12/21/30/39; arm64
+ * 16K: 14/25/36/47; arm64 64K: 16/29/42, the top level folded).
+ */
+#define PAGE_SHIFT	ARCH_PAGE_SHIFT
 #define PAGE_SIZE	(1UL << PAGE_SHIFT)
 #define PAGE_MASK	(~(PAGE_SIZE - 1))
 #define PTRS_PER_TABLE	(PAGE_SIZE / sizeof(uint64_t))
 #define PTRS_PER_PTE	PTRS_PER_TABLE
-#define PMD_SHIFT	21
+#define TABLE_SHIFT	(PAGE_SHIFT - 3)
+#define PMD_SHIFT	(PAGE_SHIFT + TABLE_SHIFT)
 #define PMD_SIZE	(1UL << PMD_SHIFT)
 #define PMD_MASK	(~(PMD_SIZE - 1))
-#define PUD_SHIFT	30
+#define PUD_SHIFT	(PMD_SHIFT + TABLE_SHIFT)
 #define PUD_SIZE	(1UL << PUD_SHIFT)
-#define PGDIR_SHIFT	39
+#define PGDIR_SHIFT	(PUD_SHIFT + TABLE_SHIFT)
 #define PGDIR_SIZE	(1UL << PGDIR_SHIFT)
 #define HPAGE_PMD_ORDER	(PMD_SHIFT - PAGE_SHIFT)
 #define HPAGE_PMD_NR	(1UL << HPAGE_PMD_ORDER)
-#define TASK_SIZE	(1UL << 47)
+#define TASK_SIZE	ARCH_TASK_SIZE
 #define MAX_PAGE_ORDER	HPAGE_PMD_ORDER
+/*
+ * The seeds' write-fault reuse window: 16 PTEs, or the arch's own choice
+ * (arm64: one contiguous block, CONT_PTES).
+ */
+#ifndef WP_REUSE_MAX_NR_PTES
+#define WP_REUSE_MAX_NR_PTES	16
+#endif
 
 #define ALIGN_DOWN(x, a)	((x) & ~((a) - 1))
 #define ALIGN(x, a)		(((x) + (a) - 1) & ~((a) - 1))
@@ -136,7 +148,11 @@ static inline unsigned long folio_pfn(const struct folio *folio)
 {
 	return (unsigned long)(folio - machine.folio_map);
 }
-/* May race with a split or free: callers that need it stable re-check. */
+/*
+ * May race with a split or free: callers that need it stable re-check.
+ * The kernel's READ_ONCE(page->compound_head) orders the folio reads that
+ * follow by address dependency; C11 has no such ordering, hence acquire.
+ */
 static inline struct folio *page_folio(const struct page *page)
 {
 	return pfn_folio(atomic_load_explicit(&((struct page *)page)->compound_head,
@@ -207,7 +223,10 @@ static inline void folio_ref_add(struct folio *folio, int nr)
 	atomic_fetch_add_explicit(&folio->_refcount, nr, memory_order_relaxed);
 }
 static inline void folio_get(struct folio *folio) { folio_ref_add(folio, 1); }
-/* Speculative get: add unless zero (folio_ref_try_add_rcu). */
+/*
+ * Speculative get: add unless zero (folio_ref_try_add_rcu).  Fully ordered
+ * (seq_cst) as the kernel's atomic_add_unless() is.
+ */
 static inline bool folio_ref_try_add(struct folio *folio, int nr)
 {
 	int old = atomic_load_explicit(&folio->_refcount, memory_order_relaxed);
@@ -295,8 +314,14 @@ static inline bool is_cow_mapping(unsigned long flags)
 }
 static inline bool vma_soft_dirty_enabled(const struct vm_area_struct *vma)
 {
+#ifdef CONFIG_MEM_SOFT_DIRTY
 	/* Soft-dirty tracking is on while VM_SOFTDIRTY is clear. */
 	return !(vma->vm_flags & VM_SOFTDIRTY);
+#else
+	/* No soft-dirty bit in this architecture's entries: never tracked. */
+	(void)vma;
+	return false;
+#endif
 }
 static inline pte_t pte_mkwrite(pte_t pte, const struct vm_area_struct *vma)
 {
@@ -327,7 +352,7 @@ static inline struct page *pte_page(pte_t pte)
 }
 static inline pte_t pte_advance_pfn(pte_t pte, unsigned long nr)
 {
-	return x86_pte_advance_pfn(pte, nr);
+	return arch_pte_advance_pfn(pte, nr);
 }
 
 /* page_alloc.c */

@@ -114,7 +114,7 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 		if (!ptep)
 			return 0;
 		if (pte_none(ptep_get(ptep))) {
-			set_pte(ptep, entry);
+			set_pte_at(vma->vm_mm, addr, ptep, entry);
 			count_stat(fault_zero);
 		}
 		pte_unmap_unlock(ptep, ptl);
@@ -145,7 +145,7 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 	if (nr > 1)
 		folio_ref_add(folio, (int)nr - 1);
 	folio_add_new_anon_rmap(folio, vma, false);
-	set_ptes(ptep, entry, nr);
+	set_ptes(vma->vm_mm, addr, ptep, entry, nr);
 	pte_unmap_unlock(ptep, ptl);
 	count_stat(fault_anon);
 	return 0;
@@ -248,20 +248,37 @@ static bool wp_reuse_pte_qualifies(struct vm_fault *vmf, struct folio *folio,
 }
 
 /*
- * wp_page_reuse(): make the faulting PTE writable, young and dirty again
- * - no copy, and no flush on x86 (a stale read-only TLB entry only
- * refaults).  With wp_reuse_max > 1 and an anon large folio, do the same
- * at once for every qualifying PTE of the folio in the window, marking
- * each page exclusive: one fault instead of one per PTE (seed 003).  All
- * under the one PTL of this page table.
+ * Make a run of @nr reusable PTEs from @ptep (the first mapping @pte)
+ * writable, young and dirty: ptep_set_access_flags(dirty = 1) over the
+ * run.  x86 relaxes entry by entry without a flush (a stale read-only
+ * TLB entry only refaults); arm64 relaxes whole contiguous blocks in
+ * place, so they stay folded, with one invalidation for the run.
+ */
+static void wp_reuse_ptes(struct vm_area_struct *vma, unsigned long addr,
+			  pte_t *ptep, pte_t pte, unsigned int nr)
+{
+	pte_t entry = maybe_mkwrite(pte_mkdirty(pte_mkyoung(pte)), vma);
+
+	entry = pte_clear_uffd_wp(entry);
+	set_access_flags_ptes(vma, addr, ptep, entry, nr, 1);
+}
+
+/*
+ * wp_page_reuse(): make the faulting PTE writable, young and dirty again,
+ * no copy.  With wp_reuse_max > 1 and an anon large folio, do the same at
+ * once for every qualifying PTE of the folio in the window, marking each
+ * page exclusive first: one fault instead of one per PTE (seed 003).  A
+ * PTE that does not qualify splits the window into runs, each rewritten
+ * as one batch.  All under the one PTL of this page table.
  */
 static void wp_page_reuse(struct vm_fault *vmf, struct folio *folio,
 			  bool folio_exclusive)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long start = vmf->address, end = start + PAGE_SIZE, addr;
-	unsigned long reused = 0;
-	pte_t *ptep;
+	unsigned long reused = 0, run_addr = 0;
+	pte_t *ptep, *run_ptep = NULL, run_pte = vmf->orig_pte;
+	unsigned int nr = 0;
 
 	if (folio && folio_test_large(folio) && (vma->vm_flags & VM_WRITE) &&
 	    machine.variant.wp_reuse_max > 1) {
@@ -273,21 +290,28 @@ static void wp_page_reuse(struct vm_fault *vmf, struct folio *folio,
 	ptep = vmf->pte - ((vmf->address - start) >> PAGE_SHIFT);
 	for (addr = start; addr < end; addr += PAGE_SIZE, ptep++) {
 		pte_t pte = addr == vmf->address ? vmf->orig_pte : ptep_get(ptep);
-		pte_t entry;
 
 		if (addr != vmf->address) {
 			if (!wp_reuse_pte_qualifies(vmf, folio, addr, pte,
-						    folio_exclusive))
+						    folio_exclusive)) {
+				if (nr)
+					wp_reuse_ptes(vma, run_addr, run_ptep,
+						      run_pte, nr);
+				nr = 0;
 				continue;
+			}
 			SetPageAnonExclusive(pte_page(pte));
 		}
-		entry = maybe_mkwrite(pte_mkdirty(pte_mkyoung(pte)), vma);
-		entry = pte_clear_uffd_wp(entry);
-		/* ptep_set_access_flags(dirty=1) */
-		if (!pte_same(pte, entry))
-			set_pte(ptep, entry);
+		if (!nr) {
+			run_addr = addr;
+			run_ptep = ptep;
+			run_pte = pte;
+		}
+		nr++;
 		reused++;
 	}
+	if (nr)
+		wp_reuse_ptes(vma, run_addr, run_ptep, run_pte, nr);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	count_stat(fault_wp_reuse);
 	count_stat_n(wp_reuse_ptes, reused);
@@ -332,10 +356,10 @@ static vm_fault_t wp_page_copy(struct vm_fault *vmf)
 			entry = maybe_mkwrite(pte_mkdirty(entry), vma);
 		}
 		/* ptep_clear_flush */
-		ptep_get_and_clear(vmf->pte);
+		ptep_get_and_clear(vma->vm_mm, vmf->address, vmf->pte);
 		flush_tlb_page(vma->vm_mm, vmf->address);
 		folio_add_new_anon_rmap(new_folio, vma, false);
-		set_pte(vmf->pte, entry);
+		set_pte_at(vma->vm_mm, vmf->address, vmf->pte, entry);
 		if (old_folio)
 			folio_remove_rmap_ptes(old_folio, vmf->page, 1, vma);
 		copied = true;
@@ -431,10 +455,13 @@ static vm_fault_t handle_pte_fault(struct vm_fault *vmf)
 			entry = pte_mkdirty(entry);
 	}
 	entry = pte_mkyoung(entry);
-	/* ptep_set_access_flags(); x86 fixes spurious faults for free. */
-	if (!pte_same(entry, vmf->orig_pte))
-		set_pte(vmf->pte, entry);
-	else
+	/*
+	 * Nothing changed: a stale TLB entry faulted.  Both x86 (the fault
+	 * dropped it) and arm64 (whoever relaxed the entry flushed)
+	 * need no flush_tlb_fix_spurious_fault().
+	 */
+	if (!ptep_set_access_flags(vmf->vma, vmf->address, vmf->pte, entry,
+				   write))
 		count_stat(fault_spurious);
 unlock:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
@@ -511,7 +538,8 @@ vm_fault_t handle_mm_fault(struct vm_area_struct *vma, unsigned long address,
 	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_ERROR))) {
 		count_stat(fault);
 		if (current_task)
-			current_task->min_flt++;
+			atomic_fetch_add_explicit(&current_task->min_flt, 1,
+						  memory_order_relaxed);
 	}
 	return ret;
 }
@@ -524,7 +552,7 @@ static void zap_present_folio_ptes(struct mmu_gather *tlb,
 				   pte_t *ptep, unsigned int nr,
 				   unsigned long addr)
 {
-	pte_t ptent = get_and_clear_ptes(ptep, nr);
+	pte_t ptent = get_and_clear_ptes(vma->vm_mm, addr, ptep, nr);
 
 	if (pte_dirty(ptent))
 		folio_set_flag(folio, PG_dirty);
@@ -551,7 +579,7 @@ static unsigned int zap_present_ptes(struct mmu_gather *tlb,
 
 	if (!page) {
 		/* The zero page: no references, no rmap. */
-		ptep_get_and_clear(ptep);
+		ptep_get_and_clear(vma->vm_mm, addr, ptep);
 		tlb_flush_pte_range(tlb, addr, PAGE_SIZE);
 		return 1;
 	}
@@ -658,7 +686,6 @@ static int copy_present_page(struct vm_area_struct *dst_vma, pte_t *dst_pte,
 	struct folio *new_folio = *prealloc;
 	pte_t pte;
 
-	(void)addr;
 	if (!new_folio)
 		return -EAGAIN;
 	*prealloc = NULL;
@@ -666,23 +693,23 @@ static int copy_present_page(struct vm_area_struct *dst_vma, pte_t *dst_pte,
 	folio_add_new_anon_rmap(new_folio, dst_vma, false);
 	pte = mk_pte(folio_page(new_folio, 0), dst_vma->vm_page_prot);
 	pte = maybe_mkwrite(pte_mkdirty(pte), dst_vma);
-	set_pte(dst_pte, pte);
+	set_pte_at(dst_vma->vm_mm, addr, dst_pte, pte);
 	return 0;
 }
 
 /* Install @nr copies of @pte in the child, write-protecting the parent. */
 static void __copy_present_ptes(struct vm_area_struct *dst_vma,
 				struct vm_area_struct *src_vma, pte_t *dst_pte,
-				pte_t *src_pte, pte_t pte, unsigned int nr)
+				pte_t *src_pte, pte_t pte, unsigned long addr,
+				unsigned int nr)
 {
-	(void)dst_vma;
 	if (is_cow_mapping(src_vma->vm_flags) && pte_write(pte)) {
-		wrprotect_ptes(src_pte, nr);
+		wrprotect_ptes(src_vma->vm_mm, addr, src_pte, nr);
 		pte = pte_wrprotect(pte);
 	}
 	pte = pte_mkold(pte);
 	pte = pte_clear_uffd_wp(pte);	/* the child VMA is never uffd-wp */
-	set_ptes(dst_pte, pte, nr);
+	set_ptes(dst_vma->vm_mm, addr, dst_pte, pte, nr);
 }
 
 /*
@@ -699,7 +726,7 @@ static int copy_present_ptes(struct vm_area_struct *dst_vma,
 	int nr = 1;
 
 	if (!page) {
-		__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, 1);
+		__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, addr, 1);
 		return 1;
 	}
 	folio = page_folio(page);
@@ -725,7 +752,8 @@ static int copy_present_ptes(struct vm_area_struct *dst_vma,
 			return -EAGAIN;
 		}
 		/* FPB_MERGE_WRITE: one writable PTE makes the parent wrprotect all. */
-		__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, (unsigned int)nr);
+		__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, addr,
+				    (unsigned int)nr);
 		return nr;
 	}
 	folio_get(folio);
@@ -735,7 +763,7 @@ static int copy_present_ptes(struct vm_area_struct *dst_vma,
 		return copy_present_page(dst_vma, dst_pte, addr, prealloc, page)
 			? -EAGAIN : 1;
 	}
-	__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, nr);
+	__copy_present_ptes(dst_vma, src_vma, dst_pte, src_pte, pte, addr, nr);
 	return nr;
 }
 
@@ -804,9 +832,17 @@ int copy_page_range(struct vm_area_struct *dst_vma,
 	 * raw_write_seqcount_begin(&src_mm->write_protect_seq): a concurrent
 	 * GUP-fast PIN sees the odd count (or its change) and backs off.
 	 */
-	if (is_cow)
+	if (is_cow) {
 		atomic_fetch_add_explicit(&src_mm->write_protect_seq, 1,
 					  memory_order_seq_cst);
+		/*
+		 * smp_mb(): what the locked write-protect of the first PTE
+		 * gives on x86.  Pairs with the barrier after the pin in
+		 * try_grab_folio_fast(): either this fork sees the pin
+		 * (folio_maybe_dma_pinned) or GUP-fast sees the odd count.
+		 */
+		atomic_thread_fence(memory_order_seq_cst);
+	}
 	for (addr = src_vma->vm_start; addr < end; addr = next) {
 		pmd_t *src_pmd = walk_to_pmd(src_mm, addr), *dst_pmd;
 		pmd_t pmd;
@@ -835,6 +871,7 @@ int copy_page_range(struct vm_area_struct *dst_vma,
 		if (ret)
 			break;
 	}
+	/* raw_write_seqcount_end(): the PTE changes are visible first. */
 	if (is_cow)
 		atomic_fetch_add_explicit(&src_mm->write_protect_seq, 1,
 					  memory_order_seq_cst);

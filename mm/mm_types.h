@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mm/arch/x86_64.h"
+#include "mm/arch/arch.h"
 
 /* A test-and-test-and-set spinlock; acquire/release pair with the data. */
 typedef struct { atomic_int locked; } spinlock_t;
@@ -79,6 +79,13 @@ struct page {
 			unsigned long pmd_huge_pte;
 			/* Link in a deposit list or an mmu_gather free list. */
 			unsigned long pt_next;
+			/*
+			 * Hooks build only: whose table, at which level (1
+			 * PTE .. 4 PGD), mapping from which address.
+			 */
+			struct mm_struct *pt_mm;
+			unsigned long pt_addr;
+			int pt_level;
 		} pt;
 	};
 } __attribute__((aligned(64)));
@@ -117,9 +124,13 @@ _Static_assert(sizeof(struct folio) == 64, "one cache line per folio");
 
 struct vm_area_struct;
 
-/* The simulated task: fault accounting of a process's only thread. */
+/*
+ * The simulated task: fault accounting of a process.  Atomic because a
+ * stress test runs several threads in one address space; the kernel's is
+ * per thread and summed.
+ */
 struct task_struct {
-	unsigned long min_flt;
+	atomic_ulong min_flt;
 };
 
 struct mm_struct {

@@ -12,14 +12,19 @@
  * ptep_modify_prot_start over @nr entries: the entries are none until the
  * commit, so a concurrent hardware A/D update cannot be lost.
  */
-static pte_t modify_prot_start_ptes(pte_t *ptep, unsigned int nr)
+static pte_t modify_prot_start_ptes(struct vm_area_struct *vma,
+				    unsigned long addr, pte_t *ptep,
+				    unsigned int nr)
 {
-	return get_and_clear_ptes(ptep, nr);
+	return get_and_clear_ptes(vma->vm_mm, addr, ptep, nr);
 }
 
-static void modify_prot_commit_ptes(pte_t *ptep, pte_t pte, unsigned int nr)
+/* set_ptes(): on arm64 whole aligned blocks come back contiguous. */
+static void modify_prot_commit_ptes(struct vm_area_struct *vma,
+				    unsigned long addr, pte_t *ptep, pte_t pte,
+				    unsigned int nr)
 {
-	set_ptes(ptep, pte, nr);
+	set_ptes(vma->vm_mm, addr, ptep, pte, nr);
 }
 
 /*
@@ -37,7 +42,7 @@ static void prot_commit_flush_ptes(struct mmu_gather *tlb,
 	ptent = pte_advance_pfn(ptent, idx);
 	if (set_write)
 		ptent = pte_mkwrite(ptent, vma);
-	modify_prot_commit_ptes(ptep, ptent, nr);
+	modify_prot_commit_ptes(vma, addr, ptep, ptent, nr);
 	if (pte_needs_flush(oldpte, ptent))
 		tlb_flush_pte_range(tlb, addr, (unsigned long)nr << PAGE_SHIFT);
 }
@@ -161,7 +166,7 @@ static unsigned long change_pte_range(struct mmu_gather *tlb,
 		page = vm_normal_page(vma, addr, oldpte);
 		nr = mprotect_folio_pte_batch(page, ptep, oldpte,
 					      (unsigned int)((end - addr) >> PAGE_SHIFT));
-		oldpte = modify_prot_start_ptes(ptep, nr);
+		oldpte = modify_prot_start_ptes(vma, addr, ptep, nr);
 		ptent = pte_modify(oldpte, newprot);
 		if (try_writable && !pte_write(ptent))
 			set_write_prot_commit_flush_ptes(tlb, vma, page, addr,

@@ -32,10 +32,11 @@ static int move_ptes(struct mm_struct *mm, pmd_t *old_pmd,
 
 		if (pte_none(pte))
 			continue;
-		pte = ptep_get_and_clear(old_pte);
+		pte = ptep_get_and_clear(mm, a, old_pte);
 		moved = true;
 		/* move_soft_dirty_pte(): a moved page counts as written. */
-		set_pte(new_pte, pte_mksoft_dirty(pte));
+		set_pte_at(mm, new_addr + (a - old_addr), new_pte,
+			   pte_mksoft_dirty(pte));
 	}
 	if (moved)
 		flush_tlb_range(mm, old_addr, old_end);

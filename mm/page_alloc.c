@@ -203,8 +203,12 @@ struct folio *folio_alloc(unsigned int order)
 	spin_lock(&zone_lock);
 	pfn = __alloc_block(order);
 	spin_unlock(&zone_lock);
-	if (!pfn)
+	if (!pfn) {
+		/* A larger order has a smaller one to fall back to; 0 has none. */
+		if (!order)
+			count_stat(alloc_fail);
 		return NULL;
+	}
 	prep_folio(pfn, order);
 	count_stat(folio_alloc);
 	count_stat_n(folio_alloc_pages, 1UL << order);
@@ -236,6 +240,10 @@ void folio_put_refs(struct folio *folio, int refs)
 	int old;
 
 	count_stat(folio_ref_atomic);
+	/*
+	 * folio_put_testzero()'s atomic_sub_and_test() is fully ordered:
+	 * release for our accesses to the folio, acquire for whoever frees.
+	 */
 	old = atomic_fetch_sub_explicit(&folio->_refcount, refs,
 					memory_order_acq_rel);
 	if (old == refs)
@@ -250,13 +258,16 @@ unsigned long alloc_table_frame(void)
 	spin_lock(&zone_lock);
 	pfn = __alloc_block(0);
 	spin_unlock(&zone_lock);
-	if (!pfn)
+	if (!pfn) {
+		count_stat(alloc_fail);
 		return 0;
+	}
 	page = pfn_to_page(pfn);
 	atomic_store_explicit(&page->flags, 1UL << PG_table, memory_order_relaxed);
 	atomic_store_explicit(&page->compound_head, pfn, memory_order_relaxed);
 	spin_lock_init(&page->pt.ptl);
 	page->pt.pmd_huge_pte = 0;
+	page->pt.pt_level = 0;		/* unlabelled until linked (hooks) */
 	page->pt.pt_next = 0;
 	memset(pfn_address(pfn), 0, PAGE_SIZE);
 	return pfn;
@@ -273,8 +284,37 @@ void clear_folio(struct folio *folio)
 	memset(page_address(folio_page(folio, 0)), 0, folio_size(folio));
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define PB_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PB_TSAN 1
+#endif
+#endif
+
+/*
+ * Under ThreadSanitizer, copy with relaxed word accesses: another thread
+ * of the process may store into the source through its TLB while fork
+ * copies a pinned page - a race Linux accepts (the child gets either
+ * byte), like the simulated CPU's own relaxed byte accesses (access.c).
+ */
+static void copy_page_data(void *to, const void *from)
+{
+#ifdef PB_TSAN
+	const uint64_t *s = from;
+	uint64_t *d = to;
+	unsigned long i;
+
+	for (i = 0; i < PAGE_SIZE / sizeof(uint64_t); i++)
+		__atomic_store_n(d + i, __atomic_load_n(s + i, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+#else
+	memcpy(to, from, PAGE_SIZE);
+#endif
+}
+
 void copy_highpage(struct page *to, struct page *from)
 {
-	memcpy(page_address(to), page_address(from), PAGE_SIZE);
+	copy_page_data(page_address(to), page_address(from));
 	count_stat(folio_copy);
 }

@@ -146,6 +146,7 @@ unsigned long pgtable_trans_huge_withdraw(struct mm_struct *mm, pmd_t *pmdp)
 	if (pfn) {
 		pmd_table->pt.pmd_huge_pte = pfn_to_page(pfn)->pt.pt_next;
 		pfn_to_page(pfn)->pt.pt_next = 0;
+		hook_table_withdrawn(pmdp, pfn);
 	}
 	return pfn;
 }

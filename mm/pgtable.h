@@ -11,6 +11,7 @@
 #define MM_PGTABLE_H
 
 #include "mm/internal.h"
+#include "mm/hooks.h"
 
 typedef _Atomic uint64_t atomic_entry_t;
 
@@ -26,6 +27,67 @@ static inline uint64_t entry_read(void *p)
 	count_stat(pte_read);
 	return entry_read_raw(p);
 }
+
+#ifdef CONFIG_X86_PAE
+/*
+ * x86-pae (x86-32 with PAE, CONFIG_GUP_GET_PXX_LOW_HIGH): an entry is 64
+ * bits but the CPU loads 32 at a time, so a PTE read is two loads, the
+ * low half and then the high half, and a store that lands between them
+ * leaves the reader half the old entry and half the new one.  Stores stay
+ * one 64-bit atomic here: one store between the two loads already tears.
+ * (x86-32 stores the halves in an order chosen for its readers - high
+ * first when making an entry present, low first when clearing it.)
+ * Little-endian: the low half is the first 32-bit word.
+ */
+static inline uint32_t *entry_half(void *p, unsigned int high)
+{
+	return (uint32_t *)p + high;
+}
+static inline uint64_t entry_halves(uint32_t low, uint32_t high)
+{
+	return (uint64_t)high << 32 | low;
+}
+/* A plain read, ptep_get() on 32-bit PAE: low, then high, as one load was. */
+static inline uint64_t entry_read_halves(void *p)
+{
+	uint32_t low, high;
+
+	low = __atomic_load_n(entry_half(p, 0), __ATOMIC_RELAXED);
+	hook_split_read(p);
+	high = __atomic_load_n(entry_half(p, 1), __ATOMIC_RELAXED);
+	return entry_halves(low, high);
+}
+/*
+ * ptep_get_lockless() of CONFIG_GUP_GET_PXX_LOW_HIGH: read low, then high,
+ * then low again, and start over if the low half changed.  An unchanged
+ * low half means no store landed between the first and the last load, so
+ * both halves are one store's - unless the low half changed and changed
+ * back meanwhile.  Linux rules that out: a PTE goes from one page to
+ * another only through a TLB flush, and the flush waits for GUP-fast's
+ * disabled IRQs.  (The model's TLB flush does not wait for
+ * rcu_read_lock(): there, ABA needs a writer to bring a low half back
+ * within the few loads of one read.)
+ */
+static inline uint64_t entry_read_halves_lockless(void *p)
+{
+	uint32_t low, high;
+
+	/*
+	 * Each smp_rmb() orders the load before it against the loads after
+	 * it: an acquire load is that (and ThreadSanitizer understands it,
+	 * which it does not a fence).
+	 */
+	do {
+		/* smp_rmb(): the high half is read after the low half... */
+		low = __atomic_load_n(entry_half(p, 0), __ATOMIC_ACQUIRE);
+		hook_split_read(p);
+		/* smp_rmb(): ...and before the low half is read again. */
+		high = __atomic_load_n(entry_half(p, 1), __ATOMIC_ACQUIRE);
+	} while (unlikely(low != __atomic_load_n(entry_half(p, 0),
+						 __ATOMIC_RELAXED)));
+	return entry_halves(low, high);
+}
+#endif /* CONFIG_X86_PAE */
 /*
  * Stores that make an entry point somewhere are release stores: they
  * publish the zeroed/copied folio and its metadata (the kernel's smp_wmb
@@ -33,34 +95,59 @@ static inline uint64_t entry_read(void *p)
  */
 static inline void entry_write(void *p, uint64_t v)
 {
+	uint64_t t = pb_hook_tick();
+
 	count_stat(pte_write);
 	atomic_store_explicit(entry_ptr(p), v, memory_order_release);
+	hook_entry_written(p, v, t);
 }
 static inline uint64_t entry_xchg(void *p, uint64_t v)
 {
+	uint64_t t = pb_hook_tick(), old;
+
 	count_stat(pte_write);
-	return atomic_exchange_explicit(entry_ptr(p), v, memory_order_acq_rel);
+	old = atomic_exchange_explicit(entry_ptr(p), v, memory_order_acq_rel);
+	hook_entry_written(p, v, t);
+	return old;
 }
 static inline bool entry_cmpxchg(void *p, uint64_t *old, uint64_t v)
 {
+	uint64_t t = pb_hook_tick();
+	bool done;
+
 	count_stat(pte_write);
-	return atomic_compare_exchange_strong_explicit(entry_ptr(p), old, v,
+	done = atomic_compare_exchange_strong_explicit(entry_ptr(p), old, v,
 			memory_order_acq_rel, memory_order_relaxed);
+	if (done)
+		hook_entry_written(p, v, t);
+	return done;
 }
 
-/* PTE accessors (include/linux/pgtable.h names). */
-static inline pte_t ptep_get(pte_t *ptep) { return __pte(entry_read(ptep)); }
-/* 64-bit entries are read in one access on x86-64: no torn reads. */
-static inline pte_t ptep_get_lockless(pte_t *ptep) { return ptep_get(ptep); }
+/*
+ * PTE accessors.  The __ forms touch one entry as the hardware format
+ * has it; the plain names (include/linux/pgtable.h) are what mm/ calls.
+ * On x86-64 they are the same thing.  An architecture with contiguous-PTE
+ * blocks (arm64's contpte, ARCH_HAS_CONTPTE) defines the plain names
+ * itself on top of the __ forms, the way arch/arm64 does.
+ */
+#ifdef CONFIG_X86_PAE
+static inline pte_t __ptep_get(pte_t *ptep)
+{
+	count_stat(pte_read);
+	return __pte(entry_read_halves(ptep));
+}
+#else
+static inline pte_t __ptep_get(pte_t *ptep) { return __pte(entry_read(ptep)); }
+#endif
 static inline bool pte_same(pte_t a, pte_t b) { return a.pte == b.pte; }
-static inline void set_pte(pte_t *ptep, pte_t pte) { entry_write(ptep, pte.pte); }
-static inline void pte_clear(pte_t *ptep) { entry_write(ptep, 0); }
-static inline pte_t ptep_get_and_clear(pte_t *ptep)
+static inline void __set_pte(pte_t *ptep, pte_t pte) { entry_write(ptep, pte.pte); }
+static inline void __pte_clear(pte_t *ptep) { entry_write(ptep, 0); }
+static inline pte_t __ptep_get_and_clear(pte_t *ptep)
 {
 	return __pte(entry_xchg(ptep, 0));
 }
 /* Write-protect in place: a cmpxchg so a concurrent hardware A/D set is kept. */
-static inline void ptep_set_wrprotect(pte_t *ptep)
+static inline void __ptep_set_wrprotect(pte_t *ptep)
 {
 	uint64_t old = atomic_load_explicit(entry_ptr(ptep), memory_order_relaxed);
 
@@ -68,10 +155,10 @@ static inline void ptep_set_wrprotect(pte_t *ptep)
 	while (!entry_cmpxchg(ptep, &old, pte_wrprotect(__pte(old)).pte))
 		;
 }
-static inline void set_ptes(pte_t *ptep, pte_t pte, unsigned int nr)
+static inline void __set_ptes(pte_t *ptep, pte_t pte, unsigned int nr)
 {
 	for (;;) {
-		set_pte(ptep, pte);
+		__set_pte(ptep, pte);
 		if (--nr == 0)
 			break;
 		ptep++;
@@ -84,12 +171,12 @@ static inline void set_ptes(pte_t *ptep, pte_t pte, unsigned int nr)
  * generic modify_prot_start_ptes on mprotect): a hardware A/D update that
  * raced with the clear is never lost.
  */
-static inline pte_t get_and_clear_ptes(pte_t *ptep, unsigned int nr)
+static inline pte_t __get_and_clear_ptes(pte_t *ptep, unsigned int nr)
 {
-	pte_t pte = ptep_get_and_clear(ptep);
+	pte_t pte = __ptep_get_and_clear(ptep);
 
 	while (--nr) {
-		pte_t tmp = ptep_get_and_clear(++ptep);
+		pte_t tmp = __ptep_get_and_clear(++ptep);
 
 		if (pte_dirty(tmp))
 			pte = pte_mkdirty(pte);
@@ -98,12 +185,115 @@ static inline pte_t get_and_clear_ptes(pte_t *ptep, unsigned int nr)
 	}
 	return pte;
 }
-static inline void wrprotect_ptes(pte_t *ptep, unsigned int nr)
+static inline void __wrprotect_ptes(pte_t *ptep, unsigned int nr)
 {
 	for (; nr; nr--, ptep++)
-		ptep_set_wrprotect(ptep);
+		__ptep_set_wrprotect(ptep);
 }
 
+#ifndef ARCH_HAS_CONTPTE
+static inline pte_t ptep_get(pte_t *ptep) { return __ptep_get(ptep); }
+#ifdef CONFIG_X86_PAE
+/* Counted as one read, however often it starts over. */
+static inline pte_t ptep_get_lockless(pte_t *ptep)
+{
+	count_stat(pte_read);
+	return __pte(entry_read_halves_lockless(ptep));
+}
+#else
+/* 64-bit entries are read in one access on x86-64: no torn reads. */
+static inline pte_t ptep_get_lockless(pte_t *ptep) { return __ptep_get(ptep); }
+#endif
+/*
+ * The setters take the mm and address as Linux's do: x86 needs neither,
+ * arm64 needs both to unfold a contiguous block (a TLB invalidation).
+ * set_pte() is the exception, for callers outside mm/ poking one entry.
+ */
+static inline void set_pte(pte_t *ptep, pte_t pte) { __set_pte(ptep, pte); }
+static inline void set_ptes(struct mm_struct *mm, unsigned long addr,
+			    pte_t *ptep, pte_t pte, unsigned int nr)
+{
+	__set_ptes(ptep, pte, nr);
+}
+static inline void set_pte_at(struct mm_struct *mm, unsigned long addr,
+			      pte_t *ptep, pte_t pte)
+{
+	__set_pte(ptep, pte);
+}
+static inline void pte_clear(struct mm_struct *mm, unsigned long addr,
+			     pte_t *ptep)
+{
+	__pte_clear(ptep);
+}
+static inline pte_t ptep_get_and_clear(struct mm_struct *mm,
+				       unsigned long addr, pte_t *ptep)
+{
+	return __ptep_get_and_clear(ptep);
+}
+static inline void ptep_set_wrprotect(struct mm_struct *mm,
+				      unsigned long addr, pte_t *ptep)
+{
+	__ptep_set_wrprotect(ptep);
+}
+static inline pte_t get_and_clear_ptes(struct mm_struct *mm,
+				       unsigned long addr, pte_t *ptep,
+				       unsigned int nr)
+{
+	return __get_and_clear_ptes(ptep, nr);
+}
+static inline void wrprotect_ptes(struct mm_struct *mm, unsigned long addr,
+				  pte_t *ptep, unsigned int nr)
+{
+	__wrprotect_ptes(ptep, nr);
+}
+/*
+ * x86 ptep_set_access_flags(): the fault only relaxes bits (young, dirty,
+ * write), so no flush - a stale read-only TLB entry faults once more and
+ * finds the work done.  Only a write fault stores; a read finds Accessed
+ * set by the MMU anyway.  The caller read this entry under the PTL just
+ * before: the comparison is that read, counted once, not a second one.
+ */
+static inline int ptep_set_access_flags(struct vm_area_struct *vma,
+					unsigned long addr, pte_t *ptep,
+					pte_t entry, int dirty)
+{
+	int changed = !pte_same(__pte(entry_read_raw(ptep)), entry);
+
+	if (changed && dirty)
+		__set_pte(ptep, entry);
+	return changed;
+}
+/*
+ * ptep_set_access_flags() over @nr entries mapping the consecutive pages
+ * @entry starts at (the batched write-fault reuse): entry by entry here;
+ * arm64 changes whole contiguous blocks at once.
+ */
+static inline int set_access_flags_ptes(struct vm_area_struct *vma,
+					unsigned long addr, pte_t *ptep,
+					pte_t entry, unsigned int nr, int dirty)
+{
+	int changed = 0;
+
+	for (;;) {
+		changed |= ptep_set_access_flags(vma, addr, ptep, entry, dirty);
+		if (--nr == 0)
+			break;
+		ptep++;
+		addr += PAGE_SIZE;
+		entry = pte_advance_pfn(entry, 1);
+	}
+	return changed;
+}
+#else
+#include "mm/arch/contpte.h"
+#endif
+
+/*
+ * PMDs stay one 64-bit load on x86-pae: x86-pae is here for the batch
+ * scan, which reads PTEs only, and the lockless PMD readers (GUP-fast,
+ * pte_offset_map) use pmdp_get_lockless(), which on PAE Linux is the PTE's
+ * retry loop: it returns what one store wrote, as the single load does.
+ */
 static inline pmd_t pmdp_get(pmd_t *pmdp) { return __pmd(entry_read(pmdp)); }
 static inline pmd_t pmdp_get_lockless(pmd_t *pmdp) { return pmdp_get(pmdp); }
 static inline void set_pmd(pmd_t *pmdp, pmd_t pmd) { entry_write(pmdp, pmd.pmd); }

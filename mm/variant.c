@@ -2,7 +2,8 @@
  * variant.c: the switches that choose per-PTE or batched paths, and their
  * presets.  "upstream" is what mainline Linux batches today (fork, zap,
  * mprotect); "seeds" adds the proposals of the seed documents (GUP-fast
- * batching, write-fault reuse of up to 16 PTEs).
+ * batching, write-fault reuse of up to 16 PTEs - on arm64 one contiguous
+ * block, CONT_PTES).
  */
 #include <stdlib.h>
 
@@ -17,7 +18,7 @@ static const struct preset presets[] = {
 	{ "baseline", { .wp_reuse_max = 1 } },
 	{ "upstream", { .wp_reuse_max = 1, .mprotect_batch = true,
 			.fork_batch = true, .zap_batch = true } },
-	{ "seeds", { .gup_batch = true, .wp_reuse_max = 16,
+	{ "seeds", { .gup_batch = true, .wp_reuse_max = WP_REUSE_MAX_NR_PTES,
 		     .mprotect_batch = true, .fork_batch = true,
 		     .zap_batch = true } },
 };
@@ -25,14 +26,25 @@ static const struct preset presets[] = {
 
 static const char *const preset_names[] = { "baseline", "upstream", "seeds", NULL };
 
+/* PTRS_PER_PTE as text: the window lies inside one page table. */
+#if PAGE_SHIFT == 12
+#define PTRS_PER_PTE_TEXT "512"
+#elif PAGE_SHIFT == 14
+#define PTRS_PER_PTE_TEXT "2048"
+#elif PAGE_SHIFT == 16
+#define PTRS_PER_PTE_TEXT "8192"
+#endif
+
 static const char *const switch_names[] = {
-	"gup_batch", "wp_reuse_max", "mprotect_batch", "fork_batch",
+	"gup_batch", "gup_batch_recheck", "wp_reuse_max", "mprotect_batch", "fork_batch",
 	"zap_batch", NULL
 };
 
 static const char *const switch_help[] = {
 	"0|1: GUP-fast takes a run of PTEs of one large folio at once",
-	"1..512, a power of two: PTEs one write-fault reuse may make writable",
+	("0|1: with gup_batch, re-check the PMD and the run's PTEs after the"
+	 " bulk grab, as the per-PTE walk does for every page (not in the seed)"),
+	"1.." PTRS_PER_PTE_TEXT ", a power of two: PTEs one write-fault reuse may make writable",
 	"0|1: mprotect changes PTEs of one large folio as a batch",
 	"0|1: fork copies PTEs of one large folio as a batch",
 	"0|1: munmap/exit/MADV_DONTNEED zap PTEs of one large folio as a batch",
@@ -81,6 +93,8 @@ int pb_variant_set(struct pb_variant *v, const char *key, const char *value)
 {
 	if (!strcmp(key, "gup_batch"))
 		return parse_bool(value, &v->gup_batch);
+	if (!strcmp(key, "gup_batch_recheck"))
+		return parse_bool(value, &v->gup_batch_recheck);
 	if (!strcmp(key, "mprotect_batch"))
 		return parse_bool(value, &v->mprotect_batch);
 	if (!strcmp(key, "fork_batch"))

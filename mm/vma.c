@@ -77,6 +77,7 @@ struct mm_struct *mm_alloc(void)
 		return NULL;
 	}
 	mm->pgd = pfn_address(mm->pgd_pfn);
+	hook_table_root(mm->pgd_pfn, mm);
 	pthread_rwlock_init(&mm->mmap_lock, NULL);
 	spin_lock_init(&mm->page_table_lock);
 	mm->mm_id = atomic_fetch_add(&machine.next_mm_id, 1) + 1;

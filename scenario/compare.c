@@ -199,6 +199,10 @@ static unsigned long arch_page_size(const char *arch)
 		unsigned long page_size;
 	} arches[] = {
 		{ "x86_64", 4096 },
+		{ "x86-pae", 4096 },
+		{ "arm64-4k", 4096 },
+		{ "arm64-16k", 16384 },
+		{ "arm64-64k", 65536 },
 	};
 	size_t i;
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "scenario/scenario.h"
 
@@ -48,7 +49,7 @@ struct parser {
 	int stmts_cap;
 	/* No process statement (or observe) seen yet: mthp is allowed. */
 	bool in_settings;
-	unsigned int mthp_named;	/* bit i: size 16K << i was given */
+	unsigned int mthp_named;	/* bit i: mthp slot i was given */
 	bool alive[SCN_MAX_PROCS];
 	uint64_t has_region[SCN_MAX_PROCS][REGION_WORDS];
 	struct handle_state handles[SCN_MAX_HANDLES];
@@ -739,8 +740,22 @@ static int unknown_statement(struct parser *p, const char *word)
 	return -1;
 }
 
+/*
+ * "16K", "2M", "512M": @size (a power of two of at least 1K) in its
+ * largest unit, after @sep; returns the length written.
+ */
+static int size_name(char *buf, unsigned long size, const char *sep)
+{
+	if (size >= (1UL << 30))
+		return sprintf(buf, "%s%luG", sep, size >> 30);
+	if (size >= (1UL << 20))
+		return sprintf(buf, "%s%luM", sep, size >> 20);
+	return sprintf(buf, "%s%luK", sep, size >> 10);
+}
+
 static int parse_mthp(struct parser *p, struct stmt *st, char **tok, int nr)
 {
+	const int nr_sizes = scenario_nr_mthp_sizes(p->s->page_size);
 	unsigned long size;
 	int i, v;
 
@@ -753,17 +768,28 @@ static int parse_mthp(struct parser *p, struct stmt *st, char **tok, int nr)
 			    nr < 3 ? "" : "s after POLICY");
 	if (take_number(p, "mthp SIZE", tok[1], &size))
 		return -1;
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
-		if (size == scenario_mthp_size(i))
+	for (i = 0; i < nr_sizes; i++)
+		if (size == scenario_mthp_size_of(p->s->page_size, i))
 			break;
-	if (i == SCN_NR_MTHP_SIZES)
-		return perr(p, "mthp SIZE " TOK " is not one of 16K 32K 64K 128K"
-			    " 256K 512K 1M 2M", TOK_ARG(tok[1]));
+	if (i == nr_sizes) {
+		char list[SCN_MAX_MTHP_SIZES * 8] = "", *l = list;
+
+		for (i = 0; i < nr_sizes; i++)
+			l += size_name(l, scenario_mthp_size_of(p->s->page_size, i),
+				       i ? " " : "");
+		return perr(p, "mthp SIZE " TOK " is not one of %s", TOK_ARG(tok[1]),
+			    list);
+	}
 	if (take_keyword(p, "mthp POLICY", policies, tok[2], &v))
 		return -1;
-	if (v == SCN_POL_INHERIT && i == SCN_NR_MTHP_SIZES - 1)
-		return perr(p, "mthp 2M inherit: inherit follows the 2M line, so"
-			    " 2M itself must be always, madvise or never");
+	if (v == SCN_POL_INHERIT && i == nr_sizes - 1) {
+		char pmd[8];
+
+		size_name(pmd, size, "");
+		return perr(p, "mthp %s inherit: inherit follows the %s line, so"
+			    " %s itself must be always, madvise or never", pmd,
+			    pmd, pmd);
+	}
 	if (p->mthp_named & (1U << i))
 		return perr(p, "mthp size " BARE " given twice", TOK_ARG(tok[1]));
 	p->mthp_named |= 1U << i;
@@ -773,13 +799,32 @@ static int parse_mthp(struct parser *p, struct stmt *st, char **tok, int nr)
 	return 0;
 }
 
+/*
+ * A snapshot holds every base page of every region of every live process,
+ * about 60 bytes each, present or not: bound it by one largest region's
+ * worth (about 1G of this machine's memory), so that no scenario can make
+ * an observe take all of it.
+ */
+#define SCN_MAX_OBSERVE_PAGES (SCN_MAX_REGION_LEN / SCN_DEFAULT_PAGE_SIZE)
+
 static int parse_observe(struct parser *p, struct stmt *st, char **tok, int nr)
 {
+	unsigned long pages = 0;
+	int proc, r;
+
 	st->kind = ST_OBSERVE;
 	p->in_settings = false;
 	if (nr > 1)
 		return perr(p, "observe takes no arguments (got " TOK ")",
 			    TOK_ARG(tok[1]));
+	for (proc = 0; proc < p->s->nr_procs; proc++)
+		for (r = 0; p->alive[proc] && r < p->s->nr_regions; r++)
+			if (proc_has_region(p, proc, r))
+				pages += p->s->regions[r].len / p->s->page_size;
+	if (pages > SCN_MAX_OBSERVE_PAGES)
+		return perr(p, "observe would snapshot %lu pages (every page of"
+			    " every region of every live process); at most %lu",
+			    pages, SCN_MAX_OBSERVE_PAGES);
 	return 0;
 }
 
@@ -900,12 +945,31 @@ static struct stmt *new_stmt(struct parser *p)
 	return st;
 }
 
+/*
+ * Statements are printable ASCII; comments may hold anything but NUL.
+ * Any other byte most likely means a binary file, and echoing it in a
+ * message would garble the terminal.
+ */
+static int check_printable(struct parser *p, const char *line)
+{
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)line; *c && *c != '#'; c++)
+		if ((*c < 0x20 && *c != '\t') || *c > 0x7e)
+			return perr(p, "byte 0x%02x in column %d is not printable"
+				    " ASCII (is this a scenario file?)", *c,
+				    (int)((const char *)c - line) + 1);
+	return 0;
+}
+
 static int parse_line(struct parser *p, char *line)
 {
 	char *tok[SCN_MAX_TOKENS];
 	struct stmt *st;
 	int nr;
 
+	if (check_printable(p, line))
+		return -1;
 	nr = tokenize(p, line, tok);
 	if (nr <= 0)
 		return nr;
@@ -1005,17 +1069,28 @@ fail:
 	return NULL;
 }
 
-/* Read all of @f; a NUL byte would silently end the text, so refuse it. */
-static char *read_all(FILE *f, const char *path, FILE *err)
+/*
+ * The largest scenario file: far more than any hand-written or generated
+ * scenario, and a bound on reading /dev/zero or a pipe that never ends.
+ */
+#define SCN_MAX_FILE_BYTES (16UL << 20)
+
+/* Read all of @f into a malloc'd buffer of *@lenp bytes. */
+static char *read_all(FILE *f, const char *path, size_t *lenp, FILE *err)
 {
 	size_t len = 0, cap = 4096, n;
-	char *buf = malloc(cap), *bigger, *nul;
-	int line = 1;
+	char *buf = malloc(cap), *bigger;
 
 	if (!buf)
 		goto nomem;
 	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
 		len += n;
+		if (len > SCN_MAX_FILE_BYTES) {
+			fprintf(err, "%s: larger than %luM: not a scenario file\n",
+				path, SCN_MAX_FILE_BYTES >> 20);
+			free(buf);
+			return NULL;
+		}
 		if (cap - len - 1)
 			continue;
 		if (cap > SIZE_MAX / 2)
@@ -1031,15 +1106,7 @@ static char *read_all(FILE *f, const char *path, FILE *err)
 		free(buf);
 		return NULL;
 	}
-	buf[len] = '\0';
-	nul = memchr(buf, '\0', len);
-	if (nul) {
-		for (char *c = buf; c < nul; c++)
-			line += *c == '\n';
-		fprintf(err, "%s:%d: NUL byte in a scenario file\n", path, line);
-		free(buf);
-		return NULL;
-	}
+	*lenp = len;
 	return buf;
 nomem:
 	fprintf(err, "%s: out of memory\n", path);
@@ -1047,23 +1114,66 @@ nomem:
 	return NULL;
 }
 
+struct scenario *scenario_parse_buffer(const char *name, const char *buf,
+				       size_t len, unsigned long page_size,
+				       FILE *err)
+{
+	const char *nul = memchr(buf, '\0', len);
+	struct scenario *s;
+	char *text;
+	int line = 1;
+
+	/* A NUL byte would silently end the text, so refuse it. */
+	if (nul) {
+		for (const char *c = buf; c < nul; c++)
+			line += *c == '\n';
+		fprintf(err, "%s:%d: NUL byte in a scenario file\n", name, line);
+		return NULL;
+	}
+	text = malloc(len + 1);
+	if (!text) {
+		fprintf(err, "%s: out of memory\n", name);
+		return NULL;
+	}
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	s = scenario_parse_string(name, text, page_size, err);
+	free(text);
+	return s;
+}
+
 struct scenario *scenario_parse_file(const char *path, unsigned long page_size,
 				     FILE *err)
 {
 	struct scenario *s;
 	FILE *f = fopen(path, "r");
+	struct stat sb;
+	size_t len;
 	char *text;
 
 	if (!f) {
 		fprintf(err, "%s: cannot open: %s\n", path, strerror(errno));
 		return NULL;
 	}
-	text = read_all(f, path, err);
+	/* fopen() opens a directory for reading; only read() says no. */
+	if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
+		fprintf(err, "%s: cannot open: %s\n", path, strerror(EISDIR));
+		fclose(f);
+		return NULL;
+	}
+	text = read_all(f, path, &len, err);
 	fclose(f);
 	if (!text)
 		return NULL;
-	s = scenario_parse_string(path, text, page_size, err);
+	s = scenario_parse_buffer(path, text, len, page_size, err);
 	free(text);
+	/* Nothing to run is a mistake (an empty or truncated file). */
+	if (s && !s->nr_stmts) {
+		fprintf(err, "%s: no statements (the file is empty or only"
+			" comments)\n", path);
+		scenario_free(s);
+		return NULL;
+	}
 	return s;
 }
 

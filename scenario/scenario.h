@@ -10,6 +10,7 @@
 #define SCENARIO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -19,10 +20,15 @@
 #define SCN_MAX_HANDLES 256
 
 /*
- * The base page size scenarios are parsed with until the tool learns it
- * from the selected architecture: x86-64's.
+ * The base page size scenarios are parsed with: the one of the
+ * architecture this program is built for (like the model, the tool is
+ * built per architecture: `make ARCH=arm64-16k`).
  */
+#ifdef CONFIG_ARM64_PAGE_SHIFT
+#define SCN_DEFAULT_PAGE_SIZE (1UL << CONFIG_ARM64_PAGE_SHIFT)
+#else
 #define SCN_DEFAULT_PAGE_SIZE 4096UL
+#endif
 
 /*
  * The language's own alignment: mmap places a region on a 2M boundary and
@@ -36,9 +42,16 @@
  */
 #define SCN_MAX_REGION_LEN (64UL << 30)
 
-/* mthp sizes, 16K << i for i < SCN_NR_MTHP_SIZES: 16K..2M. */
+/*
+ * mthp sizes with 4K pages, 16K << i for i < SCN_NR_MTHP_SIZES: 16K..2M,
+ * what this machine's kernel offers (backend/thp_sysfs.c).  A scenario
+ * parsed for another page size has its own list, the anon mTHP orders
+ * 2..PMD order of that granule (scenario_nr_mthp_sizes()): 64K..32M with
+ * 16K pages, 256K..512M with 64K pages; at most SCN_MAX_MTHP_SIZES.
+ */
 #define SCN_MTHP_MIN_SIZE (16UL << 10)
 #define SCN_NR_MTHP_SIZES 8
+#define SCN_MAX_MTHP_SIZES 12
 
 enum stmt_kind {
 	ST_MTHP,
@@ -111,8 +124,11 @@ struct scenario {
 	int nr_regions;
 	char handle_names[SCN_MAX_HANDLES][SCN_NAME_MAX + 1];
 	int nr_handles;
-	/* mthp settings, indexed by log2(size / 16K): 16K..2M */
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+	/*
+	 * mthp settings, indexed by log2(size / (4 * page size)): 16K..2M
+	 * with 4K pages (scenario_mthp_size_of()); the last is the PMD size.
+	 */
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES];
 	unsigned long page_size;	/* the one the scenario was parsed with */
 };
 
@@ -124,6 +140,13 @@ struct scenario *scenario_parse_file(const char *path, unsigned long page_size,
 				     FILE *err);
 struct scenario *scenario_parse_string(const char *name, const char *text,
 				       unsigned long page_size, FILE *err);
+/*
+ * Parse the @len bytes at @buf, which need not end in a NUL, as the text of
+ * a file named @name: a NUL byte among them is an error on its line.
+ */
+struct scenario *scenario_parse_buffer(const char *name, const char *buf,
+				       size_t len, unsigned long page_size,
+				       FILE *err);
 void scenario_free(struct scenario *s);
 
 /*
@@ -134,10 +157,33 @@ void scenario_free(struct scenario *s);
  */
 int scenario_parse_number(const char *tok, unsigned long *out);
 
-/* The size in bytes of mthp slot @i (16K << i). */
+/* The size in bytes of mthp slot @i with 4K pages (16K << i). */
 static inline unsigned long scenario_mthp_size(int i)
 {
 	return SCN_MTHP_MIN_SIZE << i;
+}
+
+/*
+ * How many mthp sizes a scenario parsed for @page_size has: the orders 2
+ * to the PMD order, where a page-sized table of 8-byte entries makes the
+ * PMD order log2(page size / 8) - 8, 10 or 12 sizes for 4K, 16K, 64K.
+ */
+static inline int scenario_nr_mthp_sizes(unsigned long page_size)
+{
+	int shift = 0;
+
+	while (shift < 63 && (1UL << shift) < page_size)
+		shift++;
+	/* Linux's granules are 4K..64K; other sizes get no mthp sizes. */
+	if (shift < 12 || shift > 16)
+		return 0;
+	return shift - 3 - 1;
+}
+
+/* The size in bytes of mthp slot @i for @page_size: order i + 2. */
+static inline unsigned long scenario_mthp_size_of(unsigned long page_size, int i)
+{
+	return page_size << (i + 2);
 }
 
 #endif /* SCENARIO_H */

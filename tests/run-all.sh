@@ -61,9 +61,16 @@ for t in $(ls "$BUILD/tests" 2>/dev/null | LC_ALL=C sort); do
 	[ -f "$path" ] && [ -x "$path" ] || continue
 	run_test "$t" "$path"
 done
+# Torn PTE reads exist only where a PTE is read in two halves: the x86-pae
+# build of the test, which the default build's `make tests` makes too.
+[ -x "$BUILD/x86-pae/tests/test_torn_read" ] &&
+	run_test x86-pae/test_torn_read "$BUILD/x86-pae/tests/test_torn_read"
 
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
 run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
+run_test explore-smoke env BUILD="$BUILD" sh tests/explore-smoke.sh
+# Bad input to every command and flag: refused in one line, never a crash.
+run_test cli-errors env BUILD="$BUILD" sh tests/cli-errors.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh

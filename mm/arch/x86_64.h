@@ -54,7 +54,22 @@ typedef struct { uint64_t pgd; } pgd_t;
 #define _PAGE_NX		(1ULL << _PAGE_BIT_NX)
 
 #define X86_PAGE_SHIFT		12
+
+/* What the generic code asks of an architecture (mm/arch/arch.h). */
+#ifdef CONFIG_X86_PAE
+/*
+ * x86-pae: this encoding, but a PTE is read as two 32-bit halves
+ * (mm/pgtable.h); everything else is x86-64's.
+ */
+#define ARCH_NAME		"x86-pae"
+#else
+#define ARCH_NAME		"x86_64"
+#endif
+#define ARCH_PAGE_SHIFT		X86_PAGE_SHIFT
+#define ARCH_TASK_SIZE		(1UL << 47)	/* four-level paging */
 #define PTE_PFN_MASK		0x000ffffffffff000ULL	/* bits 12..51 */
+/* x86 has the soft-dirty bit (HAVE_ARCH_SOFT_DIRTY); arm64 does not. */
+#define CONFIG_MEM_SOFT_DIRTY	1
 
 /*
  * Bits pte_modify() keeps from the old entry (_PAGE_CHG_MASK); everything
@@ -129,7 +144,7 @@ static inline unsigned long pte_pfn(pte_t pte)
 	return (v & PTE_PFN_MASK) >> X86_PAGE_SHIFT;
 }
 /* Step the PFN of an entry by @nr pages; PROT_NONE PFNs are stored inverted. */
-static inline pte_t x86_pte_advance_pfn(pte_t pte, unsigned long nr)
+static inline pte_t arch_pte_advance_pfn(pte_t pte, unsigned long nr)
 {
 	uint64_t step = (uint64_t)nr << X86_PAGE_SHIFT;
 
@@ -235,6 +250,16 @@ static inline bool pte_access_permitted(pte_t pte, bool write)
 	if (write)
 		need |= _PAGE_RW;
 	return (pte.pte & need) == need;
+}
+
+/*
+ * The entry as the MMU leaves it after using @v (a PTE or a PMD leaf) for
+ * a load or a store: Accessed, and Dirty for a store.  The caller has
+ * checked pte_access_permitted().
+ */
+static inline uint64_t arch_hw_update_access(uint64_t v, bool write)
+{
+	return v | _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
 }
 
 /*

@@ -384,7 +384,10 @@ out:
  * PTE is still read once (ptep_get or the batch scan) and cleared and
  * set once (modify_prot_start/commit), and pte_batch_hint() is 1 - the
  * entry-access saving is arm64 contpte's, where a ptep_get() reads the
- * 16 entries of a block.  The counters show 518 pte_read for both.
+ * 16 entries of a block.  The counters show 518 pte_read for both on
+ * x86-64; on arm64-4k 70 batched (one gathering ptep_get per block, the
+ * hint skips the rest) against 2086 per PTE (every block unfolded at its
+ * first clear and refolded at its last set, 16 reads each time).
  */
 static void test_save_mprotect(void)
 {
@@ -416,7 +419,11 @@ static void test_save_mprotect(void)
 		 (unsigned long long)reads[0], (unsigned long long)reads[1]);
 	EXPECT(reads[0] <= reads[1]);
 	EXPECT(writes[0] <= writes[1]);
+#ifdef ARCH_HAS_CONTPTE
+	EXPECT(reads[0] * 4 < reads[1]);	/* one read per block, not per PTE */
+#else
 	EXPECT(reads[0] >= NP_1M * 2);		/* each PTE read once per mprotect */
+#endif
 	EXPECT(same_view(p, ADDR_A, p, ADDR_B, NP_1M));
 	t_exit(p);
 out:
@@ -546,6 +553,7 @@ out:
  * non-exclusive pages.  GUP-fast must return just page 0.  The state is
  * restored before the checker runs.
  */
+#ifndef CONFIG_ARM64
 static void test_bug_gup_shadow_stack_mixing(void)
 {
 	struct page *pages[16];
@@ -586,6 +594,7 @@ exit:
 out:
 	t_finish();
 }
+#endif /* !CONFIG_ARM64 */
 
 /* ======================================================================== */
 /* Boundaries: VMA, PMD, page table                                         */
@@ -1363,8 +1372,13 @@ int main(void)
 		   "gup: R/O pin of pages 2..9 (0..3 exclusive) - fast takes 2,3, slow unshares 4..9; same with gup_batch 0/1");
 	t_isolated(test_bug_gup_wrong_first_page,
 		   "bug/wrong-first-page (GUP): gup_unshared_pages counts from the run's first page, not the folio head");
+#ifdef CONFIG_ARM64
+	tap_skip("the RW=0/Dirty=1 shadow-stack encoding is x86's",
+		 "bug/shadow-stack: GUP-fast R/O pin never batches a shadow-stack PTE with read-only non-exclusive ones");
+#else
 	t_isolated(test_bug_gup_shadow_stack_mixing,
 		   "bug/shadow-stack: GUP-fast R/O pin never batches a shadow-stack PTE with read-only non-exclusive ones");
+#endif
 	t_isolated(test_mprotect_partial_folio,
 		   "bounds/mprotect: partial mprotect inside a folio - the VMA boundary cuts the batch");
 	t_isolated(test_mremap_half_folio_across_pmd,

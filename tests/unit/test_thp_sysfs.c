@@ -21,13 +21,14 @@
 #include <unistd.h>
 
 /*
- * AddressSanitizer takes SIGSEGV and SIGBUS for itself (it reports and
- * exits), so under it a handler of ours never sees them.
+ * AddressSanitizer and ThreadSanitizer take SIGSEGV and SIGBUS for
+ * themselves (they report and exit), so under them a handler of ours
+ * never sees them.
  */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZER_OWNS_SEGV 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define SANITIZER_OWNS_SEGV 1
 #endif
 #endif

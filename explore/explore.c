@@ -1,0 +1,1094 @@
+/*
+ * explore.c - the engine of `ptebatch explore`: bounded exhaustive
+ * equivalence of two variants of the model.
+ *
+ * Every sequence of up to K operations from a small alphabet (below) is
+ * written as scenario text after a fixed prelude, parsed, and run by the
+ * scenario runner on the model under both variants, with the invariant
+ * checker after every statement (after the new ones: a run repeats its
+ * prefix, which was checked when it ran).  An `observe` ends each
+ * sequence, and
+ * the two records must agree under the comparison rules of
+ * scenario/compare.h.  Because a sequence's text is a scenario, anything
+ * found is printed as a file `ptebatch run` reproduces.
+ *
+ * The search is breadth first, so what it finds is a shortest sequence.
+ * One simulated machine exists per host process, so a sequence is always
+ * replayed from the prelude: the two variants' states cannot be kept side
+ * by side.  What keeps depth affordable is pruning: after each run the
+ * pair of model states (state.c's digest of each machine) and the
+ * sequence's own bookkeeping (who is alive, who holds which handle, the
+ * next value written) form a key, and a sequence that reaches a key met
+ * before is not extended - everything after it behaves as after the
+ * earlier one, which has at least as many operations left.  Runs are
+ * still compared even when pruned.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/backend.h"
+#include "explore/explore.h"
+#include "scenario/compare.h"
+#include "scenario/run.h"
+#include "scenario/scenario.h"
+
+/* ---- the address space and the alphabet ------------------------------- */
+
+/*
+ * A: 32K, so `mthp 16K always` fills it with two 16K folios (32K is no
+ * mTHP size here, and 2M does not fit).  B: 8K, too small for any large
+ * folio: two order-0 pages.  With --thp, C: 2M, one PMD-mapped THP on its
+ * first fault, which `split` maps with PTEs and seeds' 16-PTE reuse
+ * window cuts in 32 (A's folios are smaller than the window).  Regions
+ * sit in 2M blocks of their own (backend/model.c), so no folio spans two.
+ *
+ *   A: | 0 1 2 3 | 4 5 6 7 |   B: | 0 | 1 |   C: | 0 .. 15 | 16 .. 31 | .. 511 |
+ *        16K       16K             4K  4K           2M: windows of 16 pages
+ */
+static const char prelude_small[] =
+	"mthp 16K always\n"
+	"P0 mmap A 32K rw\n"
+	"P0 mmap B 8K rw\n";
+
+static const char prelude_thp[] =
+	"mthp 16K always\n"
+	"mthp 2M always\n"
+	"P0 mmap A 32K rw\n"
+	"P0 mmap B 8K rw\n"
+	"P0 mmap C 2M rw\n";
+
+enum op_kind {
+	OP_WRITE,
+	OP_READ,
+	OP_FORK,
+	OP_EXIT,
+	OP_MPROTECT,
+	OP_DONTNEED,
+	OP_REGISTER,	/* pin w: long-term writable pin, held */
+	OP_UNREGISTER,
+	OP_VMSPLICE,	/* pin r: read-only references, held */
+	OP_DRAIN,
+	OP_DIO_WRITE,	/* pin r: read-only pins, released at once */
+	OP_SPLIT,
+};
+
+/* The held handles: at most one of each kind. */
+enum { HANDLE_W, HANDLE_V, NR_HANDLES };
+static const char *const handle_names[NR_HANDLES] = { "W", "V" };
+
+/*
+ * The alphabet, one row per operation and range; each runs as either
+ * live process.  The ranges are chosen so that every batched path meets
+ * its boundaries: one page inside a folio, a range that cuts both folios
+ * in half (runs end at the folio end, and mprotect splits the VMA inside
+ * a folio), whole folios, order-0 pages, and with --thp a PMD mapping and
+ * a range across a reuse-window boundary.
+ */
+static const struct op_row {
+	enum op_kind kind;
+	const char *range;	/* "R OFF LEN", or NULL */
+	const char *arg;	/* mprotect: the protection */
+	bool thp;		/* needs region C (--thp) */
+} rows[] = {
+	{ OP_WRITE, "A 4K 4K", NULL, false },	/* a page inside folio 0 */
+	{ OP_WRITE, "A 8K 16K", NULL, false },	/* half of each folio */
+	{ OP_WRITE, "A 0 32K", NULL, false },	/* both folios */
+	{ OP_WRITE, "B 0 8K", NULL, false },	/* two order-0 folios */
+	{ OP_READ, "A 4K 4K", NULL, false },	/* the zero page if empty */
+	{ OP_READ, "B 0 8K", NULL, false },
+	{ OP_FORK, NULL, NULL, false },
+	{ OP_EXIT, NULL, NULL, false },
+	{ OP_MPROTECT, "A 0 32K", "r", false },
+	{ OP_MPROTECT, "A 0 32K", "rw", false },
+	{ OP_MPROTECT, "A 8K 16K", "r", false },	/* VMA ends inside folios */
+	{ OP_MPROTECT, "A 8K 16K", "rw", false },
+	{ OP_DONTNEED, "A 4K 4K", NULL, false },	/* a hole in a folio */
+	{ OP_DONTNEED, "A 16K 16K", NULL, false },	/* a whole folio */
+	{ OP_REGISTER, "A 4K 4K", NULL, false },
+	{ OP_REGISTER, "A 8K 16K", NULL, false },
+	{ OP_UNREGISTER, NULL, NULL, false },
+	{ OP_VMSPLICE, "A 4K 4K", NULL, false },
+	{ OP_VMSPLICE, "A 8K 16K", NULL, false },
+	{ OP_DRAIN, NULL, NULL, false },
+	{ OP_DIO_WRITE, "A 8K 16K", NULL, false },
+	{ OP_WRITE, "C 60K 8K", NULL, true },	/* across a reuse window */
+	{ OP_SPLIT, "C 0 2M", NULL, true },
+	{ OP_DONTNEED, "C 64K 4K", NULL, true },	/* a hole in the THP */
+};
+
+#define NR_ROWS (int)(sizeof(rows) / sizeof(rows[0]))
+#define NR_SLOTS 2
+
+/* The rows in use; an operation is (slot, row), numbered slot * nr + row. */
+struct alphabet {
+	const char *prelude;
+	const struct op_row *row[NR_ROWS];
+	int nr_rows;
+};
+
+static void alphabet_init(struct alphabet *ab, bool thp)
+{
+	int i;
+
+	ab->prelude = thp ? prelude_thp : prelude_small;
+	ab->nr_rows = 0;
+	for (i = 0; i < NR_ROWS; i++)
+		if (thp || !rows[i].thp)
+			ab->row[ab->nr_rows++] = &rows[i];
+}
+
+static int alphabet_ops(const struct alphabet *ab)
+{
+	return ab->nr_rows * NR_SLOTS;
+}
+
+/*
+ * The bytes writes store, in turn.  Consecutive writes differ, so a
+ * stale page (a pipe still holding the old copy, a COW that did not
+ * happen) shows in the data; three values rather than one per write, so
+ * that states still meet again.
+ */
+static const unsigned int write_values[] = { 0x11, 0x22, 0x33 };
+#define NR_VALUES (sizeof(write_values) / sizeof(write_values[0]))
+
+/*
+ * What the sequence itself knows: which processes are alive (slot 0 the
+ * older, whose name is P<name[0]>), who holds each handle, how many
+ * writes so far.  It decides which operations are valid next and how
+ * they are spelled; the parser would refuse the invalid ones (a second
+ * fork, an exit while holding a handle, a release by another process).
+ */
+struct seq_state {
+	uint8_t nr_alive;
+	uint8_t name[NR_SLOTS];
+	uint8_t next_name;
+	int8_t holder[NR_HANDLES];	/* the holder's name, -1 if free */
+	uint8_t writes;			/* modulo NR_VALUES */
+};
+
+static const struct seq_state initial_state = {
+	.nr_alive = 1,
+	.next_name = 1,
+	.holder = { -1, -1 },
+};
+
+static int slot_of(const struct seq_state *ss, int name)
+{
+	int i;
+
+	for (i = 0; i < ss->nr_alive; i++)
+		if (ss->name[i] == name)
+			return i;
+	return -1;
+}
+
+static int row_handle(enum op_kind kind)
+{
+	switch (kind) {
+	case OP_REGISTER:
+	case OP_UNREGISTER:
+		return HANDLE_W;
+	case OP_VMSPLICE:
+	case OP_DRAIN:
+		return HANDLE_V;
+	default:
+		return -1;
+	}
+}
+
+static bool op_valid(const struct alphabet *ab, const struct seq_state *ss,
+		     int op)
+{
+	const struct op_row *row = ab->row[op % ab->nr_rows];
+	int slot = op / ab->nr_rows, h = row_handle(row->kind), i;
+
+	if (slot >= ss->nr_alive)
+		return false;
+	switch (row->kind) {
+	case OP_FORK:
+		return ss->nr_alive < NR_SLOTS;
+	case OP_EXIT:
+		/* The last process stays: nothing could follow it. */
+		if (ss->nr_alive < 2)
+			return false;
+		for (i = 0; i < NR_HANDLES; i++)
+			if (ss->holder[i] == ss->name[slot])
+				return false;
+		return true;
+	case OP_REGISTER:
+	case OP_VMSPLICE:
+		return ss->holder[h] < 0;
+	case OP_UNREGISTER:
+	case OP_DRAIN:
+		return ss->holder[h] == ss->name[slot];
+	default:
+		return true;
+	}
+}
+
+/* Append @op's statement to @buf (at *len, of @size) and apply it to @ss. */
+static int op_append(const struct alphabet *ab, struct seq_state *ss, int op,
+		     char *buf, size_t size, size_t *len)
+{
+	const struct op_row *row = ab->row[op % ab->nr_rows];
+	int slot = op / ab->nr_rows, proc = ss->name[slot];
+	int h = row_handle(row->kind), n = -1;
+	char *p = buf + *len;
+	size_t room = size - *len;
+
+	switch (row->kind) {
+	case OP_WRITE:
+		n = snprintf(p, room, "P%d write %s value 0x%02x\n", proc,
+			     row->range, write_values[ss->writes]);
+		ss->writes = (ss->writes + 1) % NR_VALUES;
+		break;
+	case OP_READ:
+		n = snprintf(p, room, "P%d read %s\n", proc, row->range);
+		break;
+	case OP_FORK:
+		n = snprintf(p, room, "P%d fork P%d\n", proc, ss->next_name);
+		ss->name[ss->nr_alive++] = ss->next_name++;
+		break;
+	case OP_EXIT:
+		n = snprintf(p, room, "P%d exit\n", proc);
+		if (slot == 0)
+			ss->name[0] = ss->name[1];
+		ss->nr_alive--;
+		break;
+	case OP_MPROTECT:
+		n = snprintf(p, room, "P%d mprotect %s %s\n", proc, row->range,
+			     row->arg);
+		break;
+	case OP_DONTNEED:
+		n = snprintf(p, room, "P%d madvise %s dontneed\n", proc,
+			     row->range);
+		break;
+	case OP_REGISTER:
+	case OP_VMSPLICE:
+		n = snprintf(p, room, "P%d %s %s %s\n", proc,
+			     row->kind == OP_REGISTER ? "register" : "vmsplice",
+			     handle_names[h], row->range);
+		ss->holder[h] = (int8_t)proc;
+		break;
+	case OP_UNREGISTER:
+	case OP_DRAIN:
+		n = snprintf(p, room, "P%d %s %s\n", proc,
+			     row->kind == OP_UNREGISTER ? "unregister" : "drain",
+			     handle_names[h]);
+		ss->holder[h] = -1;
+		break;
+	case OP_DIO_WRITE:
+		n = snprintf(p, room, "P%d dio-write %s\n", proc, row->range);
+		break;
+	case OP_SPLIT:
+		n = snprintf(p, room, "P%d split %s\n", proc, row->range);
+		break;
+	}
+	if (n < 0 || (size_t)n >= room)
+		return -ENOSPC;
+	*len += n;
+	return 0;
+}
+
+void explore_alphabet_text(FILE *f, bool thp)
+{
+	struct alphabet ab;
+	char line[128];
+	size_t len;
+	int r;
+
+	alphabet_init(&ab, thp);
+	fprintf(f, "prelude:\n%s", ab.prelude);
+	fprintf(f, "operations (%d; each by either live process, P0 shown):\n",
+		ab.nr_rows);
+	for (r = 0; r < ab.nr_rows; r++) {
+		struct seq_state ss = initial_state;
+		int h = row_handle(ab.row[r]->kind);
+
+		/* A release needs something to release. */
+		if (h >= 0)
+			ss.holder[h] = 0;
+		len = 0;
+		if (!op_append(&ab, &ss, r, line, sizeof(line), &len))
+			fprintf(f, "  %s", line);
+	}
+	fputs("written values cycle through", f);
+	for (r = 0; r < (int)NR_VALUES; r++)
+		fprintf(f, " 0x%02x", write_values[r]);
+	fputs("; every sequence ends with observe\n", f);
+}
+
+/* ---- sequences ---------------------------------------------------------- */
+
+struct seq {
+	uint8_t ops[EXPLORE_MAX_DEPTH];
+	uint8_t len;
+	struct seq_state ss;
+};
+
+/* The scenario text of @q, ending with observe. */
+static int seq_text(const struct alphabet *ab, const struct seq *q,
+		    char *buf, size_t size)
+{
+	struct seq_state ss = initial_state;
+	size_t len = strlen(ab->prelude);
+	int i, ret;
+
+	if (len + 1 > size)
+		return -ENOSPC;
+	memcpy(buf, ab->prelude, len + 1);
+	for (i = 0; i < q->len; i++) {
+		ret = op_append(ab, &ss, q->ops[i], buf, size, &len);
+		if (ret)
+			return ret;
+	}
+	if (len + sizeof("observe\n") > size)
+		return -ENOSPC;
+	memcpy(buf + len, "observe\n", sizeof("observe\n"));
+	return 0;
+}
+
+/* @parent followed by @op, in *child. */
+static int seq_extend(const struct alphabet *ab, const struct seq *parent,
+		      int op, struct seq *child)
+{
+	char line[128];
+	size_t len = 0;
+
+	if (parent->len == EXPLORE_MAX_DEPTH)
+		return -ENOSPC;
+	*child = *parent;
+	child->ops[child->len++] = (uint8_t)op;
+	return op_append(ab, &child->ss, op, line, sizeof(line), &len);
+}
+
+/* ---- a backend that digests the model's state before it goes ---------- */
+
+/*
+ * The runner calls finish() right after the last statement, and the
+ * model backend's finish() takes the machine down; this wrapper digests
+ * the state first.  Everything else is the model backend's.
+ */
+struct digesting_backend {
+	struct backend base;
+	struct backend *model;
+	struct backend_ops ops;
+	struct explore_digest digest;
+	bool started;
+	/*
+	 * Statements before this one are not checked: they are the prefix,
+	 * and were checked when the prefix ran as a sequence of its own (the
+	 * model is deterministic, so this run repeats that one exactly).
+	 */
+	int check_from;
+	int checked;		/* check() calls so far in this run */
+};
+
+static struct digesting_backend *to_digesting(struct backend *b)
+{
+	return (struct digesting_backend *)((char *)b -
+		offsetof(struct digesting_backend, base));
+}
+
+static int digesting_start(struct backend *b, const struct scenario *s)
+{
+	struct digesting_backend *d = to_digesting(b);
+	int ret = d->model->ops->start(d->model, s);
+
+	d->started = !ret;
+	d->checked = 0;
+	b->arch = d->model->arch;
+	b->variant = d->model->variant;
+	memcpy(b->skip_reason, d->model->skip_reason, sizeof(b->skip_reason));
+	return ret;
+}
+
+static void digesting_exec(struct backend *b, const struct stmt *st,
+			   struct stmt_result *res)
+{
+	struct digesting_backend *d = to_digesting(b);
+
+	d->model->ops->exec(d->model, st, res);
+}
+
+static int digesting_observe(struct backend *b, struct snapshot *snap)
+{
+	struct digesting_backend *d = to_digesting(b);
+
+	return d->model->ops->observe(d->model, snap);
+}
+
+static int digesting_finish(struct backend *b)
+{
+	struct digesting_backend *d = to_digesting(b);
+
+	if (d->started)
+		explore_model_digest(&d->digest);
+	d->started = false;
+	return d->model->ops->finish(d->model);
+}
+
+static unsigned long digesting_check(struct backend *b, FILE *report)
+{
+	struct digesting_backend *d = to_digesting(b);
+
+	/* The runner checks after every statement, in order. */
+	if (d->checked++ < d->check_from)
+		return 0;
+	return d->model->ops->check(d->model, report);
+}
+
+static struct digesting_backend *digesting_create(const struct explore_side *side,
+						  unsigned long memory_bytes)
+{
+	struct model_options mopt = {
+		.memory_bytes = memory_bytes,
+		.variant = side->variant,
+		.variant_name = side->name,
+	};
+	struct digesting_backend *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->model = model_backend_create(&mopt);
+	if (!d->model) {
+		free(d);
+		return NULL;
+	}
+	d->ops = (struct backend_ops){
+		.name = d->model->ops->name,
+		.start = digesting_start,
+		.exec = digesting_exec,
+		.observe = digesting_observe,
+		.finish = digesting_finish,
+		.check = digesting_check,
+	};
+	d->base.ops = &d->ops;
+	d->base.variant = d->model->variant;
+	d->base.arch = d->model->arch;
+	return d;
+}
+
+static void digesting_destroy(struct digesting_backend *d)
+{
+	if (!d)
+		return;
+	d->model->ops->destroy(d->model);
+	free(d);
+}
+
+/* ---- the set of state keys met ---------------------------------------- */
+
+/* A key and the first sequence that reached it (an index in reps). */
+struct key_slot {
+	struct explore_digest key;	/* lo == hi == 0: empty */
+	size_t rep;
+};
+
+struct key_set {
+	struct key_slot *slots;
+	size_t cap, nr;
+	struct seq *reps;		/* in the order the keys were met */
+	size_t cap_reps;
+};
+
+static bool key_empty(const struct explore_digest *k)
+{
+	return !k->lo && !k->hi;
+}
+
+static bool key_equal(const struct explore_digest *a,
+		      const struct explore_digest *b)
+{
+	return a->lo == b->lo && a->hi == b->hi;
+}
+
+static int key_set_grow(struct key_set *set)
+{
+	size_t cap = set->cap ? set->cap * 2 : 1 << 16, i, j;
+	struct key_slot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < set->cap; i++) {
+		if (key_empty(&set->slots[i].key))
+			continue;
+		for (j = set->slots[i].key.lo & (cap - 1);
+		     !key_empty(&slots[j].key); j = (j + 1) & (cap - 1))
+			;
+		slots[j] = set->slots[i];
+	}
+	free(set->slots);
+	set->slots = slots;
+	set->cap = cap;
+	return 0;
+}
+
+/*
+ * Add @k, reached by @q.  Returns 1 if it is new, 0 if it was met before
+ * (*rep: the sequence that met it first), or -ENOMEM.
+ */
+static int key_set_add(struct key_set *set, struct explore_digest k,
+		       const struct seq *q, const struct seq **rep)
+{
+	size_t i;
+
+	if (key_empty(&k))
+		k.lo = 1;	/* the empty slot's value: move it aside */
+	if (2 * (set->nr + 1) > set->cap && key_set_grow(set))
+		return -ENOMEM;
+	for (i = k.lo & (set->cap - 1); !key_empty(&set->slots[i].key);
+	     i = (i + 1) & (set->cap - 1)) {
+		if (key_equal(&set->slots[i].key, &k)) {
+			*rep = &set->reps[set->slots[i].rep];
+			return 0;
+		}
+	}
+	if (set->nr == set->cap_reps) {
+		size_t cap = set->cap_reps ? 2 * set->cap_reps : 1024;
+		struct seq *bigger = realloc(set->reps, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		set->reps = bigger;
+		set->cap_reps = cap;
+	}
+	set->reps[set->nr] = *q;
+	set->slots[i].key = k;
+	set->slots[i].rep = set->nr++;
+	return 1;
+}
+
+static void key_set_free(struct key_set *set)
+{
+	free(set->slots);
+	free(set->reps);
+}
+
+/* ---- running one sequence --------------------------------------------- */
+
+struct side_run {
+	char *record, *errors;
+	size_t record_len, errors_len;
+	int status;			/* scenario_run()'s */
+};
+
+struct explorer {
+	const struct explore_options *o;
+	struct explore_result *r;
+	FILE *out, *progress;
+	struct digesting_backend *sides[2];
+	struct side_run runs[2];
+	char text[4096];
+	char *explain;
+	size_t explain_len;
+	struct alphabet ab;
+	struct key_set seen;
+	struct timespec start;
+};
+
+static const struct explore_side *side_of(const struct explorer *x, int i)
+{
+	return i ? &x->o->other : &x->o->base;
+}
+
+static void side_run_free(struct side_run *sr)
+{
+	free(sr->record);
+	free(sr->errors);
+	memset(sr, 0, sizeof(*sr));
+}
+
+static int run_side(struct explorer *x, int i, const struct scenario *s)
+{
+	struct side_run *sr = &x->runs[i];
+	FILE *out, *err;
+	int bad;
+
+	side_run_free(sr);
+	out = open_memstream(&sr->record, &sr->record_len);
+	err = open_memstream(&sr->errors, &sr->errors_len);
+	if (!out || !err) {
+		if (out)
+			fclose(out);
+		if (err)
+			fclose(err);
+		return -ENOMEM;
+	}
+	sr->status = scenario_run(s, &x->sides[i]->base, out, err, 1);
+	bad = fclose(out);
+	bad |= fclose(err);
+	return bad ? -ENOMEM : 0;
+}
+
+/* "--variant seeds --set wp_reuse_max=1" for the side named @name. */
+static void print_run_flags(FILE *f, const char *name)
+{
+	const char *plus = strchr(name, '+');
+
+	fprintf(f, "--variant %.*s", (int)(plus ? plus - name : (long)strlen(name)),
+		name);
+	while (plus) {
+		const char *next = strchr(plus + 1, '+');
+
+		fprintf(f, " --set %.*s",
+			(int)(next ? next - plus - 1 : (long)strlen(plus + 1)),
+			plus + 1);
+		plus = next;
+	}
+}
+
+/*
+ * The reproducer: the scenario between marker lines, then each side's
+ * record (and what went wrong on it) as far as it got.
+ */
+static void report(struct explorer *x, const struct seq *q)
+{
+	FILE *f = x->out;
+	int i;
+
+	fprintf(f, "--- scenario (sequence %lu, %d operations); reproduce"
+		" with\n---   ptebatch run ", x->r->sequences, q->len);
+	print_run_flags(f, x->o->base.name);
+	fputs(" FILE.scn\n---   ptebatch run ", f);
+	print_run_flags(f, x->o->other.name);
+	fprintf(f, " FILE.scn\n%s", x->text);
+	for (i = 0; i < 2; i++) {
+		const struct side_run *sr = &x->runs[i];
+
+		fprintf(f, "--- record under %s\n%.*s", side_of(x, i)->name,
+			(int)sr->record_len, sr->record ? sr->record : "");
+		if (sr->errors_len)
+			fprintf(f, "--- reported under %s\n%.*s",
+				side_of(x, i)->name, (int)sr->errors_len,
+				sr->errors);
+	}
+	fputs("--- end\n", f);
+	fflush(f);
+}
+
+static const char *rules_name(unsigned int rules)
+{
+	return rules & CMP_SAME_FRAMES ? "same-frames" : "equivalent";
+}
+
+/*
+ * Compare the two records of the run just made.  Returns 0 when they
+ * agree, EXPLORE_FOUND when they do not (explained in x->explain), or a
+ * negative errno.
+ */
+static int compare_runs(struct explorer *x)
+{
+	struct record *rec[2] = { NULL, NULL };
+	FILE *explain;
+	int i, ret = 0;
+
+	free(x->explain);
+	x->explain = NULL;
+	explain = open_memstream(&x->explain, &x->explain_len);
+	if (!explain)
+		return -ENOMEM;
+	for (i = 0; i < 2 && !ret; i++) {
+		rec[i] = record_parse(side_of(x, i)->name, x->runs[i].record,
+				      x->runs[i].record_len,
+				      SCN_DEFAULT_PAGE_SIZE, explain);
+		/* The runner printed it; failing to read it back is a bug
+		 * worth seeing, so it counts as a finding. */
+		if (!rec[i])
+			ret = EXPLORE_FOUND;
+	}
+	if (!ret)
+		ret = compare_records(rec[0], rec[1], x->o->rules, explain);
+	if (fclose(explain) && !ret)
+		ret = -ENOMEM;
+	record_free(rec[0]);
+	record_free(rec[1]);
+	return ret;
+}
+
+static double elapsed(const struct explorer *x)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - x->start.tv_sec) +
+	       (double)(now.tv_nsec - x->start.tv_nsec) / 1e9;
+}
+
+/* The key of the state @q left: both machines and the sequence's own. */
+static struct explore_digest state_key(const struct explorer *x,
+				       const struct seq *q)
+{
+	const struct explore_digest *a = &x->sides[0]->digest;
+	const struct explore_digest *b = &x->sides[1]->digest;
+	const struct seq_state *ss = &q->ss;
+	uint64_t own = ss->nr_alive | (uint64_t)ss->writes << 8;
+	struct explore_digest k;
+	int h;
+
+	/* Names do not matter, only which live process holds a handle. */
+	for (h = 0; h < NR_HANDLES; h++)
+		own |= (uint64_t)(ss->holder[h] < 0 ? 0xff :
+				  slot_of(ss, ss->holder[h]) & 0xff)
+		       << (16 + 8 * h);
+	k.lo = (a->lo ^ (b->lo * 0x9e3779b97f4a7c15ULL)) + own;
+	k.hi = (a->hi * 0xc2b2ae3d27d4eb4fULL) ^ b->hi ^ (own << 1);
+	return k;
+}
+
+/* What run_sequence() says of one sequence (or a negative errno). */
+enum { SEQ_SEEN, SEQ_NEW, SEQ_FOUND };
+
+/*
+ * Run @q under both variants and compare the records: 0 when they agree
+ * and every check passed, SEQ_FOUND after reporting a difference, a
+ * violation or a failed run, or a negative errno.  The records stay in
+ * x->runs, the digests in x->sides.
+ */
+static int run_both(struct explorer *x, const struct seq *q)
+{
+	struct scenario *s;
+	char *parse_errors = NULL;
+	size_t parse_errors_len = 0;
+	FILE *err;
+	int i, ret;
+
+	ret = seq_text(&x->ab, q, x->text, sizeof(x->text));
+	if (ret)
+		return ret;
+	err = open_memstream(&parse_errors, &parse_errors_len);
+	if (!err)
+		return -ENOMEM;
+	s = scenario_parse_string("explore.scn", x->text, SCN_DEFAULT_PAGE_SIZE,
+				  err);
+	fclose(err);
+	if (!s) {
+		/* The generator wrote what the parser refuses: its bug. */
+		fprintf(x->out, "explore: the generated scenario does not"
+			" parse:\n%s%s", parse_errors ? parse_errors : "",
+			x->text);
+		free(parse_errors);
+		return -EINVAL;
+	}
+	free(parse_errors);
+	for (i = 0; i < 2; i++) {
+		/* The new operation and the observe after it; all of the
+		 * prelude's when there is no operation yet. */
+		x->sides[i]->check_from = q->len ? s->nr_stmts - 2 : 0;
+		if (x->o->check_all)
+			x->sides[i]->check_from = 0;
+		ret = run_side(x, i, s);
+		if (ret)
+			break;
+	}
+	scenario_free(s);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < 2; i++) {
+		if (x->runs[i].status == SCN_RUN_OK)
+			continue;
+		fprintf(x->out, "explore: %s under %s\n",
+			x->runs[i].status == SCN_RUN_VIOLATION ?
+			"invariant violation" : "the run failed",
+			side_of(x, i)->name);
+		report(x, q);
+		return SEQ_FOUND;
+	}
+	ret = compare_runs(x);
+	if (ret == EXPLORE_FOUND) {
+		fprintf(x->out, "explore: %s and %s differ (rules %s):\n%.*s",
+			x->o->base.name, x->o->other.name,
+			rules_name(x->o->rules), (int)x->explain_len,
+			x->explain ? x->explain : "");
+		report(x, q);
+		return SEQ_FOUND;
+	}
+	return ret;
+}
+
+/*
+ * Run @q and file its state: SEQ_NEW, SEQ_SEEN (*rep: the sequence that
+ * met the state first), SEQ_FOUND or a negative errno.
+ */
+static int run_sequence(struct explorer *x, const struct seq *q,
+			const struct seq **rep)
+{
+	int ret;
+
+	x->r->sequences++;
+	ret = run_both(x, q);
+	if (ret)
+		return ret;
+	ret = key_set_add(&x->seen, state_key(x, q), q, rep);
+	return ret < 0 ? ret : ret ? SEQ_NEW : SEQ_SEEN;
+}
+
+/* ---- checking the pruning itself ---------------------------------------- */
+
+/*
+ * The last operation's result and the final snapshot of @a and @b agree,
+ * process names aside (the same state may be reached with other names).
+ */
+static bool same_outcome(const struct record *a, const struct record *b)
+{
+	const struct rec_stmt *x, *y;
+	unsigned long i;
+
+	if (a->nr_stmts < 2 || b->nr_stmts < 2)
+		return false;
+	x = &a->stmts[a->nr_stmts - 2];
+	y = &b->stmts[b->nr_stmts - 2];
+	if (x->result != y->result || x->faults != y->faults ||
+	    x->child_faults != y->child_faults ||
+	    (x->errname && strcmp(x->errname, y->errname ? y->errname : "")) ||
+	    x->has_data != y->has_data || x->data_len != y->data_len ||
+	    (x->data_len && memcmp(x->data, y->data, x->data_len)))
+		return false;
+	x = &a->stmts[a->nr_stmts - 1];
+	y = &b->stmts[b->nr_stmts - 1];
+	if (x->nr_pages != y->nr_pages)
+		return false;
+	for (i = 0; i < x->nr_pages; i++) {
+		const struct rec_page *p = &x->pages[i], *q = &y->pages[i];
+
+		if (strcmp(record_name(a, p->region), record_name(b, q->region)) ||
+		    p->off != q->off || p->present != q->present ||
+		    p->size != q->size || p->index != q->index ||
+		    p->frame != q->frame || p->data != q->data)
+			return false;
+	}
+	return true;
+}
+
+/* Run @q; its key in *key and the reference side's record in *rec. */
+static int run_for_verify(struct explorer *x, const struct seq *q,
+			  struct explore_digest *key, struct record **rec)
+{
+	int ret = run_both(x, q);
+
+	*rec = NULL;
+	if (ret)
+		return ret;
+	*key = state_key(x, q);
+	*rec = record_parse("verify", x->runs[0].record, x->runs[0].record_len,
+			    SCN_DEFAULT_PAGE_SIZE, NULL);
+	return *rec ? 0 : -EINVAL;
+}
+
+/*
+ * --verify-pruning: @pruned reached the state @rep reached first, so
+ * every continuation must do the same after both.  Try every single
+ * operation after each: the same key, the same result, the same
+ * snapshot.  A failure means the state key misses something that
+ * matters, and the search would have hidden sequences.
+ */
+static int verify_pruned(struct explorer *x, const struct seq *pruned,
+			 const struct seq *rep)
+{
+	char text[2][sizeof(x->text)];
+	int op, ret = 0;
+
+	for (op = 0; op < alphabet_ops(&x->ab) && !ret; op++) {
+		struct explore_digest key[2];
+		struct record *rec[2] = { NULL, NULL };
+		struct seq q[2];
+		int i;
+
+		if (!op_valid(&x->ab, &pruned->ss, op))
+			continue;
+		for (i = 0; i < 2 && !ret; i++) {
+			ret = seq_extend(&x->ab, i ? pruned : rep, op, &q[i]);
+			if (!ret)
+				ret = run_for_verify(x, &q[i], &key[i], &rec[i]);
+			memcpy(text[i], x->text, sizeof(text[i]));
+		}
+		x->r->verified++;
+		if (!ret && (!key_equal(&key[0], &key[1]) ||
+			     !same_outcome(rec[0], rec[1]))) {
+			fprintf(x->out, "explore: pruning is unsound: these two"
+				" sequences left states with equal keys, but"
+				" one more operation tells them apart (%s)\n"
+				"--- first\n%s--- second\n%s--- end\n",
+				key_equal(&key[0], &key[1]) ? "its outcome" :
+				"the keys after it", text[0], text[1]);
+			ret = SEQ_FOUND;
+		}
+		record_free(rec[0]);
+		record_free(rec[1]);
+	}
+	return ret;
+}
+
+/* ---- the search ------------------------------------------------------- */
+
+static void show_progress(struct explorer *x, int depth, size_t done,
+			  size_t total)
+{
+	if (!x->progress)
+		return;
+	fprintf(x->progress, "\rdepth %d: %zu/%zu prefixes, %lu sequences,"
+		" %lu states, %.0f s ", depth, done, total, x->r->sequences,
+		x->r->states, elapsed(x));
+	fflush(x->progress);
+}
+
+static void clear_progress(struct explorer *x)
+{
+	if (x->progress) {
+		fprintf(x->progress, "\r%72s\r", "");
+		fflush(x->progress);
+	}
+}
+
+/*
+ * Extend every sequence of @frontier by every valid operation; the new
+ * states go to @next (when there is a next depth).  Returns 0,
+ * EXPLORE_FOUND or a negative errno.
+ */
+static int explore_level(struct explorer *x, int depth, const struct seq *frontier,
+			 size_t nr, struct seq **next, size_t *nr_next)
+{
+	size_t i, cap = 0;
+	unsigned long seq0 = x->r->sequences, states0 = x->r->states;
+	unsigned long pruned0 = x->r->pruned;
+	int op, ret;
+
+	*next = NULL;
+	*nr_next = 0;
+	for (i = 0; i < nr; i++) {
+		if (x->o->max_seconds > 0 && elapsed(x) > x->o->max_seconds) {
+			x->r->stopped = true;
+			break;
+		}
+		if ((i & 63) == 0)
+			show_progress(x, depth, i, nr);
+		for (op = 0; op < alphabet_ops(&x->ab); op++) {
+			const struct seq *rep;
+			struct seq q;
+
+			if (!op_valid(&x->ab, &frontier[i].ss, op))
+				continue;
+			ret = seq_extend(&x->ab, &frontier[i], op, &q);
+			if (!ret)
+				ret = run_sequence(x, &q, &rep);
+			if (ret == SEQ_SEEN && x->o->verify_pruning &&
+			    depth < x->o->depth) {
+				x->r->pruned++;
+				ret = verify_pruned(x, &q, rep);
+				if (!ret)
+					continue;
+			}
+			if (ret < 0 || ret == SEQ_FOUND) {
+				free(*next);
+				*next = NULL;
+				return ret < 0 ? ret : EXPLORE_FOUND;
+			}
+			if (ret == SEQ_SEEN) {
+				x->r->pruned++;
+				continue;
+			}
+			x->r->states++;
+			if (depth == x->o->depth)
+				continue;
+			if (*nr_next == cap) {
+				struct seq *bigger;
+
+				cap = cap ? 2 * cap : 1024;
+				bigger = realloc(*next, cap * sizeof(**next));
+				if (!bigger) {
+					free(*next);
+					*next = NULL;
+					return -ENOMEM;
+				}
+				*next = bigger;
+			}
+			(*next)[(*nr_next)++] = q;
+		}
+	}
+	clear_progress(x);
+	if (x->o->levels)
+		fprintf(x->out, "depth %d: %lu sequences, %lu new states,"
+			" %lu pruned, %.1f s%s\n", depth,
+			x->r->sequences - seq0, x->r->states - states0,
+			x->r->pruned - pruned0, elapsed(x),
+			x->r->stopped ? " (stopped: --max-seconds)" : "");
+	/* A long run shows each depth as it ends, also into a file. */
+	fflush(x->out);
+	return 0;
+}
+
+int explore(const struct explore_options *o, struct explore_result *r,
+	    FILE *out, FILE *progress)
+{
+	struct explorer x = {
+		.o = o, .r = r, .out = out,
+		.progress = o->progress ? progress : NULL,
+	};
+	struct seq root = { .len = 0, .ss = initial_state };
+	const struct seq *rep;
+	struct seq *frontier, *next = NULL;
+	size_t nr, nr_next = 0;
+	int depth, i, ret = -ENOMEM;
+
+	memset(r, 0, sizeof(*r));
+	if (o->depth < 1 || o->depth > EXPLORE_MAX_DEPTH)
+		return -EINVAL;
+	/* The alphabet's ranges are 4K pages, as scenarios are parsed. */
+	if (pb_page_size() != SCN_DEFAULT_PAGE_SIZE) {
+		fprintf(out, "explore: the model is built with %luK pages;"
+			" explore's operations are written for %luK\n",
+			pb_page_size() >> 10, SCN_DEFAULT_PAGE_SIZE >> 10);
+		return -EOPNOTSUPP;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &x.start);
+	alphabet_init(&x.ab, o->thp);
+	for (i = 0; i < 2; i++) {
+		x.sides[i] = digesting_create(side_of(&x, i), o->memory_bytes);
+		if (!x.sides[i])
+			goto out;
+	}
+
+	/* The prelude alone: the state everything starts from. */
+	ret = run_sequence(&x, &root, &rep);
+	if (ret < 0)
+		goto out;
+	if (ret == SEQ_FOUND) {
+		ret = EXPLORE_FOUND;
+		goto out;
+	}
+	r->states = 1;
+	frontier = malloc(sizeof(*frontier));
+	if (!frontier) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	frontier[0] = root;
+	nr = 1;
+	ret = 0;
+	for (depth = 1; depth <= o->depth && nr; depth++) {
+		ret = explore_level(&x, depth, frontier, nr, &next, &nr_next);
+		free(frontier);
+		frontier = next;
+		nr = nr_next;
+		if (ret || r->stopped)
+			break;
+		r->depth_done = depth;
+	}
+	free(frontier);
+	/* No new state left to extend: every longer sequence is covered. */
+	if (!ret && !r->stopped && r->depth_done < o->depth)
+		r->depth_done = o->depth;
+out:
+	clear_progress(&x);
+	r->seconds = elapsed(&x);
+	for (i = 0; i < 2; i++) {
+		digesting_destroy(x.sides[i]);
+		side_run_free(&x.runs[i]);
+	}
+	free(x.explain);
+	key_set_free(&x.seen);
+	return ret;
+}

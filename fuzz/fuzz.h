@@ -1,0 +1,50 @@
+/*
+ * fuzz/ - libFuzzer harnesses of the model and the scenario language, and
+ * a replay driver that runs their corpus and regressions in `make check`.
+ *
+ * Each harness defines LLVMFuzzerTestOneInput() and the name of its corpus
+ * and regression directories.  Built with clang -fsanitize=fuzzer it is a
+ * fuzzer; linked with replay.c it is a TAP test.  An input that breaks an
+ * invariant makes the harness abort(): libFuzzer keeps it as a crash, the
+ * replay reports it "not ok".
+ */
+#ifndef FUZZ_FUZZ_H
+#define FUZZ_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ptebatch.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* "scenario" or "ops": fuzz/corpus/NAME and fuzz/regressions/NAME. */
+extern const char fuzz_harness_name[];
+
+/*
+ * The variants every input runs under: the three presets, and seeds with
+ * the widest write-fault reuse window (a whole page table).
+ */
+#define FUZZ_NR_VARIANTS 4
+
+/* Fill @v with variant @i and return its name as a record names it. */
+static inline const char *fuzz_variant(int i, struct pb_variant *v)
+{
+	static const struct {
+		const char *name, *preset, *key, *value;
+	} variants[FUZZ_NR_VARIANTS] = {
+		{ "baseline", "baseline", NULL, NULL },
+		{ "upstream", "upstream", NULL, NULL },
+		{ "seeds", "seeds", NULL, NULL },
+		{ "seeds+wp_reuse_max=512", "seeds", "wp_reuse_max", "512" },
+	};
+
+	if (pb_variant_preset(variants[i].preset, v) ||
+	    (variants[i].key &&
+	     pb_variant_set(v, variants[i].key, variants[i].value)))
+		abort();	/* the table above names what no longer exists */
+	return variants[i].name;
+}
+
+#endif /* FUZZ_FUZZ_H */

@@ -1,0 +1,41 @@
+#!/bin/sh
+# run.sh - run the libFuzzer harnesses for a bounded time (`make fuzz`).
+#
+#   FUZZ_TIME=60 FUZZ_BUILD=build-fuzz sh fuzz/run.sh scenario ops
+#
+# Each harness $FUZZ_BUILD/fuzz_NAME runs for FUZZ_TIME seconds, one after
+# the other, in one process (no -jobs), over two corpus directories:
+# $FUZZ_BUILD/corpus/NAME, the scratch one, and the committed
+# fuzz/corpus/NAME.  libFuzzer writes new inputs only to the first
+# directory, so the committed corpus is never changed; the scratch one
+# carries what a run found over to the next.  fuzz/NAME.dict, if present,
+# is the harness's dictionary.  A crash, leak, timeout or abort is written
+# to $FUZZ_BUILD/crashes/NAME-*; the status is 1 if any harness failed.
+set -u
+FUZZ_TIME=${FUZZ_TIME:-60}
+FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
+names=$*
+status=0
+
+mkdir -p "$FUZZ_BUILD/crashes"
+for name in $names; do
+	bin=$FUZZ_BUILD/fuzz_$name
+	scratch=$FUZZ_BUILD/corpus/$name
+	mkdir -p "$scratch"
+	# An operation is 5 bytes after a byte of policies; 64 of them.
+	case $name in
+	ops) max_len=321 ;;
+	*) max_len=4096 ;;
+	esac
+	set -- -max_total_time="$FUZZ_TIME" -max_len="$max_len" -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$FUZZ_BUILD/crashes/$name-"
+	[ -f "fuzz/$name.dict" ] && set -- "$@" -dict="fuzz/$name.dict"
+	echo "== fuzz_$name: $FUZZ_TIME s over $scratch and fuzz/corpus/$name"
+	if ! "$bin" "$@" "$scratch" "fuzz/corpus/$name"; then
+		echo "fuzz_$name: FAILED; the input is in $FUZZ_BUILD/crashes/:"
+		ls -t "$FUZZ_BUILD/crashes" | grep "^$name-" | head -3
+		status=1
+	fi
+done
+exit $status

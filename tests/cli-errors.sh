@@ -1,0 +1,462 @@
+#!/bin/sh
+# cli-errors.sh - bad input to every command and flag of `ptebatch`, as TAP.
+#
+# One case per bad input: wrong, missing or absurd values, unknown words,
+# missing and extra operands, files that are missing, directories, empty,
+# binary or unreadable, output paths that cannot be written.  Each must:
+#   - exit non-zero and below 128 (no signal), within 10 s (no hang);
+#   - say so on stderr, the first line naming the problem (the flag, the
+#     value, the file and line: KEY below, as a fixed string), and no more
+#     than that line and the "Try 'ptebatch help'." hint;
+#   - print nothing on stdout (it failed before anything ran);
+#   - leave no sanitizer report (AddressSanitizer, UBSan's "runtime
+#     error") and no "Segmentation" on stderr.
+# A case the environment cannot pose (root reads a chmod-000 file) is a
+# SKIP with the reason.  Besides: a scenario that writes more than --memory
+# holds fails with exit status 1, the record's "error ENOMEM" and a line
+# naming the statement; the help lists every exit status run uses.
+#
+# Nothing here runs a benchmark or the kernel backend: bench cases fail
+# while their arguments are read, a kernel-backend case fails on its flags
+# before the backend starts (and its scenario would not parse either), and
+# PTEBATCH_DIFF_KERNEL points diff's kernel side at a program that does
+# not exist.  About 5 s.
+#
+# Usage: BUILD=build sh tests/cli-errors.sh   (from the top of the tree)
+
+BUILD=${BUILD:-build}
+TOOL=$BUILD/ptebatch
+PTEBATCH_DIFF_KERNEL=/nonexistent/ptebatch-kernel-side
+export PTEBATCH_DIFF_KERNEL
+
+n=0
+failed=0
+
+if [ ! -x "$TOOL" ]; then
+	echo "not ok 1 - $TOOL is not built"
+	echo "1..1"
+	exit 1
+fi
+
+tmp=$(mktemp -d) || exit 1
+trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/stdout
+err=$tmp/stderr
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	echo "# $2"
+	sed -n '1,5s/^/# stderr: /p' "$err"
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+
+if command -v timeout >/dev/null 2>&1; then
+	run() { timeout 10 "$@" >"$out" 2>"$err" </dev/null; }
+else
+	run() { "$@" >"$out" 2>"$err" </dev/null; }
+fi
+
+# What every failure must not show: a status that means a signal or a
+# hang, an empty stderr, a sanitizer report.  Prints the problem, if any.
+bad_failure() {
+	if [ "$1" -eq 124 ]; then
+		echo "hung: stopped after 10 s"
+	elif [ "$1" -eq 0 ]; then
+		echo "exit status 0"
+	elif [ "$1" -ge 128 ]; then
+		echo "killed by signal $(($1 - 128))"
+	elif [ "$1" -ge 125 ]; then
+		echo "could not be run (status $1)"
+	elif [ ! -s "$err" ]; then
+		echo "nothing on stderr"
+	elif grep -qE 'AddressSanitizer|LeakSanitizer|runtime error|Segmentation' "$err"; then
+		echo "sanitizer report or crash on stderr"
+	fi
+}
+
+# case NAME KEY COMMAND...: a one-line refusal whose first line holds KEY.
+case_() {
+	name=$1
+	key=$2
+	shift 2
+	run "$@"
+	status=$?
+	why=$(bad_failure "$status")
+	lines=$(wc -l <"$err")
+	if [ -z "$why" ] && ! head -n 1 "$err" | grep -qF -- "$key"; then
+		why="the first line of stderr does not name '$key'"
+	fi
+	if [ -z "$why" ] && { [ "$lines" -gt 2 ] || { [ "$lines" -eq 2 ] &&
+	     [ "$(sed -n 2p "$err")" != "Try 'ptebatch help'." ]; }; }; then
+		why="more than one line on stderr"
+	fi
+	if [ -z "$why" ] && [ -s "$out" ]; then
+		why="something on stdout: it should fail before anything runs"
+	fi
+	if [ -n "$why" ]; then
+		not_ok "$name" "exit status $status: $why"
+	else
+		ok "$name"
+	fi
+}
+
+# usage_case NAME EXTENDED-REGEX COMMAND...: a refusal that may show a
+# usage text; REGEX matches somewhere on stderr.
+usage_case() {
+	name=$1
+	re=$2
+	shift 2
+	run "$@"
+	status=$?
+	why=$(bad_failure "$status")
+	if [ -z "$why" ] && ! grep -qE -- "$re" "$err"; then
+		why="stderr does not match '$re'"
+	fi
+	if [ -n "$why" ]; then
+		not_ok "$name" "exit status $status: $why"
+	else
+		ok "$name"
+	fi
+}
+
+# ---- fixtures ----------------------------------------------------------
+
+printf 'P0 mmap A 64K rw\nP0 write A 0 64K\n' >"$tmp/ok.scn"
+printf 'P0 mmap A 64K rw\nP0 msync A 0 4K\n' >"$tmp/bad.scn"
+: >"$tmp/empty.scn"
+printf '# only a comment\n\n   \n' >"$tmp/comments.scn"
+# A PNG header: NUL bytes on line 3.
+printf '\211PNG\r\n\032\n\000\000\000\rIHDR' >"$tmp/image.scn"
+# Binary bytes without a NUL: a terminal escape, then high bytes.
+printf '\033[31m\377\376\201\n' >"$tmp/binary.scn"
+# A no-break space (UTF-8 C2 A0) pasted between two tokens.
+printf 'P0 mmap A\302\24064K rw\n' >"$tmp/nbsp.scn"
+mkdir "$tmp/dir.scn"
+printf 'P0 mmap A 64K rw\n' >"$tmp/unreadable.scn"
+chmod 000 "$tmp/unreadable.scn"
+# Two processes with two 64G regions each: 64M pages in one snapshot.
+printf 'P0 mmap A 64G rw\nP0 mmap B 64G rw\nP0 fork P1\nobserve\n' \
+	>"$tmp/huge-observe.scn"
+# Writes 64M on a 16M machine.
+printf 'P0 mmap A 64M rw\nP0 mmap B 64K rw\nP0 write A 0 64M\nP0 write B 0 64K\nobserve\n' \
+	>"$tmp/oom.scn"
+mkdir "$tmp/ro"
+chmod 555 "$tmp/ro"
+mkdir "$tmp/dir.svg"
+
+long_key=$(printf '%0100d' 0)
+
+# This machine's memory (MemTotal, what sysconf reports), for the limits
+# that depend on it: the next 2M multiple above it, and above a quarter.
+host_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo 2>/dev/null)
+host_kb=${host_kb:-0}
+above_host_mb=$(( (host_kb / 2048 + 1) * 2 ))
+above_quarter_mb=$(( (host_kb / 4 / 2048 + 1) * 2 ))
+
+# ---- no command, unknown command, help ---------------------------------
+
+usage_case "no command: the usage of every command" \
+	'usage: ptebatch run' "$TOOL"
+case_ "unknown command" "unknown command 'frobnicate'" "$TOOL" frobnicate
+case_ "empty command" "unknown command ''" "$TOOL" ""
+case_ "help: an extra operand" "help: unexpected argument 'run'" \
+	"$TOOL" help run
+
+# ---- run: operands -----------------------------------------------------
+
+case_ "run: no scenario file" "run: no scenario file given" "$TOOL" run
+case_ "run: no scenario file after --" "run: no scenario file given" \
+	"$TOOL" run --
+case_ "run: two scenario files" "more than one scenario file" \
+	"$TOOL" run "$tmp/ok.scn" "$tmp/bad.scn"
+case_ "run: '-' is not stdin" "run: -:" "$TOOL" run -
+
+# ---- run: flags --------------------------------------------------------
+
+case_ "run: unknown option" "unknown option '--bogus'" \
+	"$TOOL" run --bogus "$tmp/ok.scn"
+case_ "run: unknown short option" "unknown option '-x'" \
+	"$TOOL" run -x "$tmp/ok.scn"
+case_ "run: --backend without a value" "--backend needs a value" \
+	"$TOOL" run --backend
+case_ "run: --backend unknown" "--backend: unknown backend 'qemu'" \
+	"$TOOL" run --backend qemu "$tmp/ok.scn"
+case_ "run: --backend= empty" "--backend: unknown backend ''" \
+	"$TOOL" run --backend= "$tmp/ok.scn"
+case_ "run: --backend kernel with --variant" "--variant applies to the model only" \
+	"$TOOL" run --backend kernel --variant seeds "$tmp/bad.scn"
+case_ "run: --backend kernel with --set" "--set applies to the model only" \
+	"$TOOL" run --backend kernel --set gup_batch=1 "$tmp/bad.scn"
+case_ "run: --backend kernel with --stats" "--stats applies to the model only" \
+	"$TOOL" run --backend kernel --stats "$tmp/bad.scn"
+case_ "run: --backend kernel with --memory" "--memory applies to the model only" \
+	"$TOOL" run --backend kernel --memory 64M "$tmp/bad.scn"
+case_ "run: --backend kernel, missing file" "$tmp/missing.scn" \
+	"$TOOL" run --backend kernel "$tmp/missing.scn"
+case_ "run: --variant without a value" "--variant needs a value" \
+	"$TOOL" run --variant
+case_ "run: --variant unknown" "--variant: unknown variant 'fastest'" \
+	"$TOOL" run --variant fastest "$tmp/ok.scn"
+case_ "run: --variant= empty" "--variant: unknown variant ''" \
+	"$TOOL" run --variant= "$tmp/ok.scn"
+case_ "run: --set without a value" "--set needs a value" "$TOOL" run --set
+case_ "run: --set without =" "--set: expected KEY=VALUE, got 'gup_batch'" \
+	"$TOOL" run --set gup_batch "$tmp/ok.scn"
+case_ "run: --set without a key" "--set: expected KEY=VALUE, got '=1'" \
+	"$TOOL" run --set =1 "$tmp/ok.scn"
+case_ "run: --set without a value after =" "--set: expected KEY=VALUE, got 'gup_batch='" \
+	"$TOOL" run --set gup_batch= "$tmp/ok.scn"
+case_ "run: --set unknown switch" "unknown switch 'turbo'" \
+	"$TOOL" run --set turbo=1 "$tmp/ok.scn"
+case_ "run: --set switch name too long" "--set $long_key=1: unknown switch" \
+	"$TOOL" run --set "$long_key=1" "$tmp/ok.scn"
+case_ "run: --set with a space" "may not contain spaces" \
+	"$TOOL" run --set "gup_batch =1" "$tmp/ok.scn"
+case_ "run: --set boolean 2" "--set gup_batch=2: bad value '2'" \
+	"$TOOL" run --set gup_batch=2 "$tmp/ok.scn"
+case_ "run: --set boolean yes" "--set fork_batch=yes: bad value 'yes'" \
+	"$TOOL" run --set fork_batch=yes "$tmp/ok.scn"
+case_ "run: --set wp_reuse_max=0" "--set wp_reuse_max=0: bad value '0'" \
+	"$TOOL" run --set wp_reuse_max=0 "$tmp/ok.scn"
+case_ "run: --set wp_reuse_max=-1" "--set wp_reuse_max=-1: bad value '-1'" \
+	"$TOOL" run --set wp_reuse_max=-1 "$tmp/ok.scn"
+case_ "run: --set wp_reuse_max not a power of two" "bad value '3'" \
+	"$TOOL" run --set wp_reuse_max=3 "$tmp/ok.scn"
+case_ "run: --set wp_reuse_max above a page table" "bad value '1024'" \
+	"$TOOL" run --set wp_reuse_max=1024 "$tmp/ok.scn"
+case_ "run: --set wp_reuse_max overflowing" "bad value '99999999999999999999'" \
+	"$TOOL" run --set wp_reuse_max=99999999999999999999 "$tmp/ok.scn"
+case_ "run: --set wp_reuse_max non-numeric" "bad value 'many'" \
+	"$TOOL" run --set wp_reuse_max=many "$tmp/ok.scn"
+case_ "run: --stats with a value" "--stats takes no value" \
+	"$TOOL" run --stats=1 "$tmp/ok.scn"
+case_ "run: --no-check with a value" "--no-check takes no value" \
+	"$TOOL" run --no-check=yes "$tmp/ok.scn"
+case_ "run: --memory without a value" "--memory needs a value" \
+	"$TOOL" run --memory
+case_ "run: --memory non-numeric" "--memory: bad size 'lots'" \
+	"$TOOL" run --memory lots "$tmp/ok.scn"
+case_ "run: --memory negative" "--memory: bad size '-16M'" \
+	"$TOOL" run --memory -16M "$tmp/ok.scn"
+case_ "run: --memory unknown suffix" "--memory: bad size '1T'" \
+	"$TOOL" run --memory 1T "$tmp/ok.scn"
+case_ "run: --memory overflowing" "--memory: bad size '99999999999999999999'" \
+	"$TOOL" run --memory 99999999999999999999 "$tmp/ok.scn"
+case_ "run: --memory overflowing with a suffix" "--memory: bad size '0xfffffffffffffffK'" \
+	"$TOOL" run --memory 0xfffffffffffffffK "$tmp/ok.scn"
+case_ "run: --memory 0" "--memory: '0' is below the minimum 16M" \
+	"$TOOL" run --memory 0 "$tmp/ok.scn"
+case_ "run: --memory below the minimum" "--memory: '15M' is below the minimum 16M" \
+	"$TOOL" run --memory 15M "$tmp/ok.scn"
+case_ "run: --memory not a multiple of 2M" "--memory: '17M' is not a multiple of 2M" \
+	"$TOOL" run --memory 17M "$tmp/ok.scn"
+case_ "run: --memory not a multiple of the page size" "'16777217' is not a multiple of 2M" \
+	"$TOOL" run --memory 16777217 "$tmp/ok.scn"
+case_ "run: --memory above the model's maximum" "--memory: '512G' is above the model's maximum 256G" \
+	"$TOOL" run --memory 512G "$tmp/ok.scn"
+if [ "$host_kb" -gt 0 ] && [ "$above_host_mb" -le 262144 ]; then
+	case_ "run: --memory above this machine's memory" \
+		"--memory: '${above_host_mb}M' is more than this machine's" \
+		"$TOOL" run --memory "${above_host_mb}M" "$tmp/ok.scn"
+else
+	skip "run: --memory above this machine's memory" \
+		"no MemTotal, or this machine has more than the model's 256G"
+fi
+
+# ---- run: scenario files -----------------------------------------------
+
+case_ "run: missing file" "$tmp/missing.scn" "$TOOL" run "$tmp/missing.scn"
+case_ "run: a directory" "$tmp/dir.scn: cannot open: Is a directory" \
+	"$TOOL" run "$tmp/dir.scn"
+case_ "run: an empty file" "$tmp/empty.scn: no statements" \
+	"$TOOL" run "$tmp/empty.scn"
+case_ "run: only comments" "$tmp/comments.scn: no statements" \
+	"$TOOL" run "$tmp/comments.scn"
+case_ "run: /dev/null" "/dev/null: no statements" "$TOOL" run /dev/null
+case_ "run: binary with NUL bytes" "$tmp/image.scn:3: NUL byte" \
+	"$TOOL" run "$tmp/image.scn"
+case_ "run: binary without NUL bytes" "$tmp/binary.scn:1: byte 0x1b in column 1 is not printable" \
+	"$TOOL" run "$tmp/binary.scn"
+case_ "run: a no-break space between tokens" "$tmp/nbsp.scn:1: byte 0xc2 in column 10" \
+	"$TOOL" run "$tmp/nbsp.scn"
+case_ "run: an endless file (/dev/zero)" "/dev/zero: larger than 16M" \
+	"$TOOL" run /dev/zero
+if cat "$tmp/unreadable.scn" >/dev/null 2>&1; then
+	skip "run: an unreadable file" "this user reads a chmod-000 file (root)"
+else
+	case_ "run: an unreadable file" "$tmp/unreadable.scn" \
+		"$TOOL" run "$tmp/unreadable.scn"
+fi
+case_ "run: a statement that does not parse" "$tmp/bad.scn:2: unknown statement 'msync'" \
+	"$TOOL" run "$tmp/bad.scn"
+case_ "run: an observe too large to snapshot" "$tmp/huge-observe.scn:4: observe would snapshot 67108864 pages" \
+	"$TOOL" run "$tmp/huge-observe.scn"
+
+# ---- run: more memory written than the model has -----------------------
+
+name="run: writing more than --memory fails the run (exit 1), naming the statement"
+run "$TOOL" run --memory 16M "$tmp/oom.scn"
+status=$?
+why=$(bad_failure "$status")
+key="$tmp/oom.scn:3: P0 write A 0 64M: out of memory"
+if [ -z "$why" ] && [ "$status" -ne 1 ]; then
+	why="exit status $status, wanted 1"
+elif [ -z "$why" ] && ! head -n 1 "$err" | grep -qF -- "$key"; then
+	why="the first line of stderr does not name '$key'"
+elif [ -z "$why" ] && ! grep -qxF "3 P0 write A 0 64M: error ENOMEM" "$out"; then
+	why="the record lacks '3 P0 write A 0 64M: error ENOMEM'"
+elif [ -z "$why" ] && ! grep -q '^5 observe$' "$out"; then
+	why="the run did not go on to the end"
+fi
+if [ -n "$why" ]; then
+	not_ok "$name" "$why"
+else
+	ok "$name"
+fi
+
+name="help: run's exit statuses include 4 (skipped)"
+"$TOOL" help >"$out" 2>"$err"
+status=$?
+if [ "$status" -eq 0 ] && grep -q 'exit status: 0 ok, 1 ' "$out" &&
+   grep -q ' 3 an invariant check failed' "$out" &&
+   grep -q ' 4 skipped' "$out"; then
+	ok "$name"
+else
+	not_ok "$name" "exit status $status, or the exit statuses are not all listed"
+fi
+
+# ---- diff --------------------------------------------------------------
+
+case_ "diff: no scenario file" "diff: no scenario file given" "$TOOL" diff
+case_ "diff: unknown option" "diff: unknown option '--stats'" \
+	"$TOOL" diff --stats "$tmp/ok.scn"
+case_ "diff: a run-only option" "diff: unknown option '--memory'" \
+	"$TOOL" diff --memory 64M "$tmp/ok.scn"
+case_ "diff: --variant without a value" "--variant needs a value" \
+	"$TOOL" diff --variant
+case_ "diff: --variant unknown" "--variant: unknown variant 'fastest'" \
+	"$TOOL" diff --variant fastest "$tmp/ok.scn"
+case_ "diff: --set without a value" "--set needs a value" "$TOOL" diff --set
+case_ "diff: --set without =" "--set: expected KEY=VALUE" \
+	"$TOOL" diff --set zap_batch "$tmp/ok.scn"
+case_ "diff: --set unknown switch" "unknown switch 'turbo'" \
+	"$TOOL" diff --set turbo=1 "$tmp/ok.scn"
+case_ "diff: --set bad value" "--set wp_reuse_max=7: bad value '7'" \
+	"$TOOL" diff --set wp_reuse_max=7 "$tmp/ok.scn"
+case_ "diff: missing file" "$tmp/missing.scn: cannot open" \
+	"$TOOL" diff "$tmp/missing.scn"
+case_ "diff: a directory" "$tmp/dir.scn: cannot open: Is a directory" \
+	"$TOOL" diff "$tmp/dir.scn"
+case_ "diff: an empty file" "$tmp/empty.scn: no statements" \
+	"$TOOL" diff "$tmp/empty.scn"
+case_ "diff: binary garbage" "$tmp/image.scn:3: NUL byte" \
+	"$TOOL" diff "$tmp/image.scn"
+case_ "diff: a bad second file stops the first from running" "$tmp/bad.scn:2: unknown statement" \
+	"$TOOL" diff "$tmp/ok.scn" "$tmp/bad.scn"
+
+# ---- bench (never gets as far as running: --quick on the model, 1 rep,
+# in case a check ever lets one through) ----------------------------------
+
+B="$TOOL bench"
+Q="--backend model --quick --reps 1"
+case_ "bench: no NAME" "bench: no NAME given" $B
+case_ "bench: unknown NAME" "NAME: unknown benchmark 'tlb'" $B tlb $Q
+case_ "bench: two NAMEs" "more than one NAME ('gup' and 'cow')" $B gup cow $Q
+case_ "bench: unknown option" "bench: unknown option '--bogus'" $B gup --bogus $Q
+case_ "bench: a lone -" "bench: unknown option '-'" $B gup - $Q
+case_ "bench: --backend without a value" "--backend needs a value" $B gup --backend
+case_ "bench: --backend unknown" "--backend: unknown backend 'gpu'" $B gup $Q --backend gpu
+case_ "bench: --arch without a value" "--arch needs a value" $B gup $Q --arch
+case_ "bench: --arch unknown" "--arch: unknown architecture 'arm64'" $B gup $Q --arch arm64
+case_ "run: --arch unknown" "--arch: unknown architecture 'sparc'" "$TOOL" run --arch sparc examples/cow-64k.scn
+case_ "bench: --size without a value" "--size needs a value" $B gup $Q --size
+case_ "bench: --size non-numeric" "--size: bad size 'big'" $B gup $Q --size big
+case_ "bench: --size 0" "--size: bad size '0'" $B gup $Q --size 0
+case_ "bench: --size negative" "--size: bad size '-2M'" $B gup $Q --size -2M
+case_ "bench: --size overflowing" "--size: bad size '99999999999999999999'" \
+	$B gup $Q --size 99999999999999999999
+case_ "bench: --size not a multiple of 2M" "--size: '3M' is not a multiple of 2M" \
+	$B cow $Q --size 3M
+case_ "bench: --size not a multiple of the page size" "--size: '4097' is not a multiple of 2M" \
+	$B mprotect $Q --size 4097
+case_ "bench: --size above the maximum" "--size: '128G' is above the maximum 64G" \
+	$B gup $Q --size 128G
+if [ "$host_kb" -gt 0 ] && [ "$above_quarter_mb" -le 65536 ]; then
+	case_ "bench: --size above a quarter of this machine's memory" \
+		"--size: '${above_quarter_mb}M' is more than a quarter of this machine's" \
+		$B gup $Q --size "${above_quarter_mb}M"
+else
+	skip "bench: --size above a quarter of this machine's memory" \
+		"no MemTotal, or a quarter of it is above the 64G maximum"
+fi
+case_ "bench: --reps without a value" "--reps needs a value" $B gup --backend model --reps
+case_ "bench: --reps 0" "--reps: expected a number from 1 to 1000, got '0'" \
+	$B gup --backend model --quick --reps 0
+case_ "bench: --reps negative" "--reps: expected a number from 1 to 1000, got '-1'" \
+	$B gup --backend model --quick --reps -1
+case_ "bench: --reps non-numeric" "--reps: expected a number from 1 to 1000, got 'ten'" \
+	$B gup --backend model --quick --reps ten
+case_ "bench: --reps fractional" "got '1.5'" $B gup --backend model --quick --reps 1.5
+case_ "bench: --reps above the maximum" "got '1001'" $B gup --backend model --quick --reps 1001
+case_ "bench: --reps overflowing" "got '99999999999999999999'" \
+	$B gup --backend model --quick --reps 99999999999999999999
+case_ "bench: --quick with a value" "--quick takes no value" $B gup --quick=yes
+case_ "bench: --json without a value" "--json needs a value" $B gup $Q --json
+case_ "bench: --json= empty" "--json: empty file name" $B gup $Q --json=
+case_ "bench: --json in a missing directory" "--json: $tmp/missing/rows.json" \
+	$B gup $Q --json "$tmp/missing/rows.json"
+case_ "bench: --json a directory" "--json: $tmp/dir.scn: Is a directory" \
+	$B gup $Q --json "$tmp/dir.scn"
+if ( : >"$tmp/ro/probe" ) 2>/dev/null; then
+	skip "bench: --json in a read-only directory" \
+		"this user writes a chmod-555 directory (root)"
+	skip "bench: --plot in a read-only directory" \
+		"this user writes a chmod-555 directory (root)"
+else
+	case_ "bench: --json in a read-only directory" "--json: $tmp/ro/rows.json" \
+		$B gup $Q --json "$tmp/ro/rows.json"
+	case_ "bench: --plot in a read-only directory" "--plot: $tmp/ro/p.svg" \
+		$B gup $Q --plot "$tmp/ro/p.svg"
+fi
+case_ "bench: --plot without a value" "--plot needs a value" $B gup $Q --plot
+case_ "bench: --plot not .svg" "--plot: '$tmp/p.png' must end in .svg" \
+	$B gup $Q --plot "$tmp/p.png"
+case_ "bench: --plot with a quote" "may not contain a quote" \
+	$B gup $Q --plot "$tmp/it's.svg"
+case_ "bench: --plot in a missing directory" "--plot: $tmp/missing/p.svg" \
+	$B gup $Q --plot "$tmp/missing/p.svg"
+case_ "bench: --plot a directory" "--plot: $tmp/dir.svg" \
+	$B gup $Q --plot "$tmp/dir.svg"
+case_ "bench: --plot without gnuplot" "--plot: needs gnuplot" \
+	env PATH=/nonexistent "$TOOL" bench gup $Q --plot "$tmp/p.svg"
+name="bench: --plot's check leaves no file behind"
+run $B gup $Q --plot "$tmp/left.svg" --json "$tmp/missing/rows.json"
+status=$?
+why=$(bad_failure "$status")
+if [ -z "$why" ] && [ -e "$tmp/left.svg" ]; then
+	why="$tmp/left.svg was left behind"
+fi
+if [ -n "$why" ]; then
+	not_ok "$name" "exit status $status: $why"
+else
+	ok "$name"
+fi
+
+# ---- explore (its own flags are its author's to test) -------------------
+
+usage_case "explore: an unknown option reaches a usage message" \
+	'[Uu]sage|--no-such-flag' "$TOOL" explore --no-such-flag
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

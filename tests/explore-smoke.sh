@@ -1,0 +1,145 @@
+#!/bin/sh
+# explore-smoke.sh - `ptebatch explore` as `make check` runs it.  TAP.
+#
+#  1. baseline against seeds, every sequence of up to $EXPLORE_CHECK_DEPTH
+#     (default 4) operations: all agree under the equivalence rules, the
+#     invariants hold, and the coverage the summary reports is plausible;
+#  2. the same to depth 3 with the 2M THP region (--thp: split, reuse
+#     windows inside a large folio);
+#  3. baseline against upstream to depth 3 under the stricter same-frames
+#     rule: they differ only in fork, zap and mprotect batching, which
+#     must not change a fault or a frame (test_equivalence.c, rule 4);
+#  4. the search can fail: under same-frames, baseline against seeds must
+#     differ (seeds' batched write-fault reuse legitimately saves faults,
+#     which same-frames forbids), exit 1, and print a scenario that
+#     `ptebatch run` reproduces record for record, for both variants;
+#  5. the pruning checks itself (--verify-pruning) to depth 3;
+#  6. bad flags exit 2 with a message that names the flag.
+#
+# Usage: BUILD=build sh tests/explore-smoke.sh   (from the top of the tree)
+
+BUILD=${BUILD:-build}
+DEPTH=${EXPLORE_CHECK_DEPTH:-4}
+tool=$BUILD/ptebatch
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+n=0
+fail=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fail=1
+	fi
+}
+
+# Show a file as TAP diagnostics, at most 60 lines.
+diag() {
+	sed -n '1,60s/^/# /p' "$1"
+}
+
+# The number before WORD in the summary line of file $1.
+count() {
+	sed -n "s/^explore: .* \([0-9][0-9]*\) $2.*/\1/p" "$1" | tail -n 1
+}
+
+# 1. The main run.
+"$tool" explore --depth "$DEPTH" >"$tmp/main.out" 2>"$tmp/main.err"
+status=$?
+[ $status -eq 0 ] && grep -q ': all agree$' "$tmp/main.out"
+ok $? "explore --depth $DEPTH: baseline and seeds agree (exit $status)"
+[ $status -eq 0 ] || { diag "$tmp/main.out"; diag "$tmp/main.err"; }
+grep '^explore: ' "$tmp/main.out" | sed 's/^/# /'
+seqs=$(count "$tmp/main.out" sequences)
+states=$(count "$tmp/main.out" 'distinct states')
+pruned=$(count "$tmp/main.out" pruned)
+levels=$(grep -c '^depth [0-9]*: ' "$tmp/main.out")
+# Depth 4 covers some 45000 sequences and 17000 states (2026-11-30);
+# the bounds leave room for the model to change, not for a search that
+# stopped early or pruned everything.
+[ -n "$seqs" ] && [ -n "$states" ] && [ -n "$pruned" ] &&
+	[ "$levels" -eq "$DEPTH" ] && [ "$states" -gt 1 ] &&
+	[ "$pruned" -gt 0 ] && [ "$states" -lt "$seqs" ] &&
+	{ [ "$DEPTH" -ne 4 ] || { [ "$seqs" -ge 20000 ] &&
+				  [ "$states" -ge 5000 ]; }; }
+ok $? "coverage is plausible: $levels depths, ${seqs:-?} sequences, ${states:-?} states, ${pruned:-?} pruned"
+[ ! -s "$tmp/main.err" ]
+ok $? "nothing on stderr when it is not a terminal"
+
+# 2. With the PMD-mapped THP.
+"$tool" explore --depth 3 --thp --quiet >"$tmp/thp.out" 2>&1
+status=$?
+[ $status -eq 0 ] && grep -q ': all agree$' "$tmp/thp.out" &&
+	[ "$(wc -l <"$tmp/thp.out")" -eq 1 ]
+ok $? "explore --depth 3 --thp --quiet: agree, one summary line (exit $status)"
+[ $status -eq 0 ] || diag "$tmp/thp.out"
+
+# 3. The stricter rule where it must hold.
+"$tool" explore --depth 3 --variant baseline --against upstream \
+	--rules same-frames --quiet >"$tmp/up.out" 2>&1
+status=$?
+[ $status -eq 0 ] && grep -q 'rules same-frames.*: all agree$' "$tmp/up.out"
+ok $? "baseline and upstream print the same records (same-frames, exit $status)"
+[ $status -eq 0 ] || diag "$tmp/up.out"
+
+# 4. A difference is found, reported and reproducible.
+"$tool" explore --depth 4 --rules same-frames --quiet >"$tmp/sf.out" 2>&1
+status=$?
+[ $status -eq 1 ] &&
+	grep -q '^explore: baseline and seeds differ (rules same-frames):$' \
+		"$tmp/sf.out" &&
+	grep -q '^statement [0-9]* (.*): faults: [0-9]* in baseline, [0-9]* in seeds (must be equal)' \
+		"$tmp/sf.out" &&
+	grep -q ': FOUND (above)$' "$tmp/sf.out"
+ok $? "same-frames between baseline and seeds reports a fault difference, exit 1 (exit $status)"
+[ $status -eq 1 ] || diag "$tmp/sf.out"
+awk '/^--- scenario/ { on = 1; next } /^--- record/ { on = 0 } on && !/^---/' \
+	"$tmp/sf.out" >"$tmp/found.scn"
+repro=0
+for v in baseline seeds; do
+	awk -v v="$v" '$0 == "--- record under " v { on = 1; next }
+		/^---/ { on = 0 } on' "$tmp/sf.out" >"$tmp/want-$v"
+	if ! "$tool" run --variant "$v" "$tmp/found.scn" >"$tmp/got-$v" 2>&1 ||
+	   ! [ -s "$tmp/want-$v" ] || ! cmp -s "$tmp/want-$v" "$tmp/got-$v"; then
+		repro=1
+		echo "# ptebatch run --variant $v on the reported scenario:"
+		diag "$tmp/got-$v"
+	fi
+done
+grep -q '^observe$' "$tmp/found.scn" && [ $repro -eq 0 ]
+ok $? "the reported scenario runs and reproduces both printed records"
+
+# 5. Pruning: every pruned sequence continues like the one it was pruned for.
+"$tool" explore --depth 3 --verify-pruning --quiet >"$tmp/vp.out" 2>&1
+status=$?
+[ $status -eq 0 ] && grep -q 'continuations verified: all agree$' \
+	"$tmp/vp.out" && [ "$(count "$tmp/vp.out" 'pruned continuations')" -gt 0 ]
+ok $? "--verify-pruning --depth 3: equal keys continue alike (exit $status)"
+[ $status -eq 0 ] || diag "$tmp/vp.out"
+
+# 6. Usage errors name the flag.
+bad_flag() {
+	want=$1
+	shift
+	"$tool" explore "$@" >"$tmp/bad.out" 2>"$tmp/bad.err"
+	status=$?
+	[ $status -eq 2 ] && grep -q -- "$want" "$tmp/bad.err" &&
+		[ ! -s "$tmp/bad.out" ]
+	ok $? "explore $*: exit 2 naming $want (exit $status)"
+	[ $status -eq 2 ] || diag "$tmp/bad.err"
+}
+bad_flag '--depth' --depth 0
+bad_flag '--depth' --depth many
+bad_flag '--variant' --variant nosuch
+bad_flag '--against' --against nosuch
+bad_flag '--set' --set wp_reuse_max=1
+bad_flag '--set wp_reuse_max=3' --variant seeds --set wp_reuse_max=3
+bad_flag '--rules' --rules loose
+bad_flag '--memory' --memory 1M
+bad_flag "'--bogus'" --bogus
+
+echo "1..$n"
+exit $fail

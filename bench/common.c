@@ -110,10 +110,11 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r)
 	if (!f)
 		return;
 	fprintf(f, "{\"bench\":\"%s\",\"folio\":\"%s\",\"op\":\"%s\","
-		"\"variant\":\"%s\",\"backend\":\"%s\",\"median_us\":%.3f,"
-		"\"min_us\":%.3f,\"max_us\":%.3f,\"reps\":%d",
+		"\"variant\":\"%s\",\"backend\":\"%s\",\"arch\":\"%s\","
+		"\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,\"reps\":%d",
 		r->bench, r->folio, r->op, r->variant, r->backend,
-		r->t.median_us, r->t.min_us, r->t.max_us, r->t.reps);
+		o->arch ? o->arch : pb_arch_name(), r->t.median_us, r->t.min_us,
+		r->t.max_us, r->t.reps);
 	json_counter(f, "faults", r->faults);
 	json_counter(f, "folio_ref_atomic", r->folio_ref_atomic);
 	json_counter(f, "pincount_atomic", r->pincount_atomic);

@@ -64,6 +64,7 @@ struct cow_cell {
 	bool have;
 	struct bench_stat t;	/* of the pass */
 	long long faults;	/* of the first rep */
+	long long converts;	/* contpte_convert of the first rep (arm64) */
 	bool faults_vary;	/* some rep took a different number */
 	unsigned int wp;	/* wp_reuse_max, 0 for the kernel */
 };
@@ -150,19 +151,26 @@ static void cell_faults(struct cow_cell *c, int rep, long long faults)
 /* ---- the model ---- */
 
 static int model_pass(struct pb_proc *p, const struct cow_plan *pl,
-		      enum cow_pass k, double *us, long long *faults)
+		      enum cow_pass k, double *us, long long *faults,
+		      long long *converts)
 {
 	unsigned long n = pass_nr(pl, k), i, f0 = pb_proc_faults(p);
-	double t0 = bench_now_us();
+	uint64_t s0[PB_NR_STATS], s1[PB_NR_STATS];
+	double t0;
 	int err;
 
+	bench_stats_snapshot(s0);
+	t0 = bench_now_us();
 	for (i = 0; i < n; i++) {
 		err = pb_store(p, 0, BENCH_MODEL_ADDR + pass_offset(pl, k, i), 2);
 		if (err)
 			return err;
 	}
 	*us = bench_now_us() - t0;
+	bench_stats_snapshot(s1);
 	*faults = (long long)(pb_proc_faults(p) - f0);
+	*converts = (long long)(s1[PB_STAT_contpte_convert] -
+				s0[PB_STAT_contpte_convert]);
 	return 0;
 }
 
@@ -191,7 +199,7 @@ static int model_cell(const struct bench_opts *o, const struct cow_plan *pl,
 		return err;
 	for (rep = 0; rep < pl->reps; rep++) {
 		struct pb_proc *p, *child;
-		long long faults;
+		long long faults, converts = 0;
 
 		bench_progress(o, "cow: model %s wp_reuse_max=%u %s rep %d/%d",
 			       folio_mode_name(m), wp, passes[k].op, rep + 1,
@@ -202,12 +210,15 @@ static int model_cell(const struct bench_opts *o, const struct cow_plan *pl,
 		err = pb_fork(p, &child);
 		if (!err) {
 			pb_exit(child);
-			err = model_pass(p, pl, k, &samples[rep], &faults);
+			err = model_pass(p, pl, k, &samples[rep], &faults,
+					 &converts);
 		}
 		pb_exit(p);
 		if (err)
 			break;
 		cell_faults(c, rep, faults);
+		if (!rep)
+			c->converts = converts;
 	}
 	pb_fini();
 	if (err)
@@ -364,6 +375,23 @@ static void print_faults(FILE *out, const struct cow_cell *cells, int nr_cols)
 	fputc('\n', out);
 }
 
+/* arm64's contiguous blocks: how many a pass unfolded (seed 003: 512 -> 0). */
+static void print_converts(FILE *out, const struct cow_cell *cells, int nr_cols)
+{
+	int c;
+
+	if (strncmp(pb_arch_name(), "arm64", 5))
+		return;
+	fprintf(out, "    %-28s", "contpte_convert");
+	for (c = 0; c < nr_cols; c++) {
+		if (cells[c].have && cells[c].wp)
+			fprintf(out, " %11lld ", cells[c].converts);
+		else
+			fprintf(out, " %12s", "-");
+	}
+	fputc('\n', out);
+}
+
 static void print_ms(FILE *out, const struct cow_cell *cells, int nr_cols)
 {
 	char buf[32];
@@ -415,9 +443,10 @@ static void json_cell(const struct bench_opts *o, const struct cow_plan *pl,
 	r.t = c->t;
 	r.faults = c->faults;
 	snprintf(extra, sizeof(extra), ",\"wp_reuse_max\":%u,\"size\":%lu,"
-		 "\"stores\":%lu,\"us_per_fault\":%.4f,\"faults_vary\":%s",
+		 "\"stores\":%lu,\"us_per_fault\":%.4f,\"faults_vary\":%s,"
+		 "\"contpte_convert\":%lld",
 		 kernel ? 1 : c->wp, pl->size, pass_nr(pl, k), us_per_fault(c),
-		 c->faults_vary ? "true" : "false");
+		 c->faults_vary ? "true" : "false", kernel ? -1 : c->converts);
 	r.extra_json = extra;
 	bench_json_row(o, &r);
 }
@@ -593,6 +622,7 @@ int bench_cow(const struct bench_opts *o)
 	for (r = 0; r < NR_PASSES; r++) {
 		fprintf(out, "  %s\n", passes[r].label);
 		print_faults(out, grid[r], NR_COLS);
+		print_converts(out, grid[r], NR_COLS);
 		print_ms(out, grid[r], NR_COLS);
 	}
 	fprintf(out, "    %-28s", "us per fault (walks a block)");
@@ -615,6 +645,7 @@ int bench_cow(const struct bench_opts *o)
 	print_header(out, grid64[0], NR_64K_COLS, NR_64K_MODEL_COLS,
 		     k64skip ? k64why : NULL);
 	print_faults(out, grid64[0], NR_64K_COLS);
+	print_converts(out, grid64[0], NR_64K_COLS);
 	print_ms(out, grid64[0], NR_64K_COLS);
 	labels[0] = passes[PASS_SEQ].label;
 	print_ratios(out, rows64, 1, labels, NR_64K_MODEL_COLS);

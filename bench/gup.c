@@ -385,9 +385,9 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 			snprintf(extra, sizeof(extra),
 				 ",\"size_bytes\":%lu,\"pages\":%lu,"
 				 "\"pages_per_call\":%lu,\"gup_batch\":%d,"
-				 "\"arch\":\"%s\",\"floor_us\":%.3f",
+				 "\"floor_us\":%.3f",
 				 run->size, run->nr_pages, run->pages_per_call,
-				 side == AFTER, run->o->arch, res->floor.median_us);
+				 side == AFTER, res->floor.median_us);
 			row.extra_json = extra;
 			bench_json_row(run->o, &row);
 			row.op = release_names[op];
@@ -406,8 +406,7 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 		row.variant = "none";
 		row.backend = "model";
 		row.t = res->floor;
-		snprintf(extra, sizeof(extra), ",\"pages\":%lu,\"arch\":\"%s\"",
-			 run->nr_pages, run->o->arch);
+		snprintf(extra, sizeof(extra), ",\"pages\":%lu", run->nr_pages);
 		row.extra_json = extra;
 		if (res->floor.reps)
 			bench_json_row(run->o, &row);
@@ -541,7 +540,16 @@ int bench_gup(const struct bench_opts *o)
 	memset(res, 0, sizeof(res));
 	run.size = o->size ? o->size : o->quick ? GUP_QUICK_SIZE : GUP_DEFAULT_SIZE;
 	run.reps = o->reps ? o->reps : o->quick ? GUP_QUICK_REPS : GUP_DEFAULT_REPS;
-	/* The model's page size needs the machine up; x86-64 is 4K. */
+	/*
+	 * The folio modes (4K, 64K, 1M, 2M PTE- and PMD-mapped) are the
+	 * seed's, on 4K pages; a 16K or 64K granule has other sizes.
+	 */
+	if (pb_page_size() != 4096) {
+		fprintf(o->out, "gup: SKIP the seed's folio modes are 4K-page"
+			" sizes; this build (%s) has %luK pages\n",
+			pb_arch_name(), pb_page_size() >> 10);
+		return 0;
+	}
 	run.page_size = 4096;
 	if (run.size % (2UL << 20)) {
 		fprintf(stderr, "ptebatch: bench gup: --size must be a multiple"

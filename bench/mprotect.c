@@ -51,7 +51,7 @@ struct mp_result {
 	/* Batched only: median of batched/per-PTE over the ABBA pairs. */
 	double paired;
 	/* Model counters of one sample (the first timed one). */
-	uint64_t pte_read, pte_write, tlb_flush;
+	uint64_t pte_read, pte_write, tlb_flush, contpte_convert;
 	long long rewrite_faults;	/* faults of the rewrite after the loop */
 };
 
@@ -143,6 +143,8 @@ static void model_run(const struct mp_plan *pl, enum folio_mode m,
 			res[b].pte_read = s1[PB_STAT_pte_read] - s0[PB_STAT_pte_read];
 			res[b].pte_write = s1[PB_STAT_pte_write] - s0[PB_STAT_pte_write];
 			res[b].tlb_flush = s1[PB_STAT_tlb_flush] - s0[PB_STAT_tlb_flush];
+			res[b].contpte_convert = s1[PB_STAT_contpte_convert] -
+						 s0[PB_STAT_contpte_convert];
 		}
 	}
 	/* Each variant's last loop ended RW; the very last one is checked. */
@@ -413,16 +415,18 @@ int bench_mprotect(const struct bench_opts *o)
 
 	if (model) {
 		fprintf(out, "\n  model counters of one sample (%d calls): "
-			"pte_read / pte_write / tlb_flush\n", 2 * pl.iters);
+			"pte_read / pte_write / tlb_flush / contpte_convert\n",
+			2 * pl.iters);
 		for (i = 0; i < MP_NR_MODES; i++) {
 			const struct mp_result *a = &res[i][0], *b = &res[i][1];
 
 			fprintf(out, "  %-7s per-PTE %10" PRIu64 " %10" PRIu64
-				" %6" PRIu64 "   batched %10" PRIu64 " %10"
-				PRIu64 " %6" PRIu64 "\n",
+				" %6" PRIu64 " %6" PRIu64 "   batched %10" PRIu64
+				" %10" PRIu64 " %6" PRIu64 " %6" PRIu64 "\n",
 				folio_mode_name(mp_modes[i]), a->pte_read,
-				a->pte_write, a->tlb_flush, b->pte_read,
-				b->pte_write, b->tlb_flush);
+				a->pte_write, a->tlb_flush, a->contpte_convert,
+				b->pte_read, b->pte_write, b->tlb_flush,
+				b->contpte_convert);
 		}
 	}
 

@@ -31,7 +31,8 @@
  * pages' and two free ones), plenty for the explored regions; the
  * checker walks every frame after every statement, so smaller is faster.
  */
-#define MIN_MEMORY (8UL << 20)
+#define MIN_MEMORY (4 * pb_pmd_size() > (8UL << 20) ? 4 * pb_pmd_size() \
+							 : (8UL << 20))
 #define DEFAULT_MEMORY MIN_MEMORY
 
 enum rules_choice { RULES_AUTO, RULES_EQUIVALENT, RULES_SAME_FRAMES };
@@ -97,7 +98,7 @@ void explore_usage_text(FILE *f)
 	      "                    madvise dontneed on it (slower: each THP"
 	      " is 2M to clear)\n"
 	      "  --memory SIZE     simulated memory per run (default and least"
-	      " 8M)\n"
+	      " four PMDs)\n"
 	      "  --max-seconds N   stop after N seconds and say how deep it"
 	      " got\n"
 	      "  --check-all       check after every statement of every run,"
@@ -234,7 +235,8 @@ static int set_memory(struct explore_flags *fl, const char *v)
 		return usage_error("--memory: bad size '%s' (e.g. 16M or 64M)",
 				   v);
 	if (bytes < MIN_MEMORY)
-		return usage_error("--memory: '%s' is less than 16M", v);
+		return usage_error("--memory: '%s' is less than %luM (four PMDs)",
+				   v, MIN_MEMORY >> 20);
 	fl->o.memory_bytes = bytes;
 	return 0;
 }

@@ -47,6 +47,8 @@
  *   A: | 0 1 2 3 | 4 5 6 7 |   B: | 0 | 1 |   C: | 0 .. 15 | 16 .. 31 | .. 511 |
  *        16K       16K             4K  4K           2M: windows of 16 pages
  */
+#define SCN_4K 4096UL
+
 static const char prelude_small[] =
 	"mthp 16K always\n"
 	"P0 mmap A 32K rw\n"
@@ -126,17 +128,64 @@ struct alphabet {
 	const char *prelude;
 	const struct op_row *row[NR_ROWS];
 	int nr_rows;
+	/* The tables above, sizes scaled to the build's page size. */
+	char prelude_buf[256];
+	struct op_row scaled[NR_ROWS];
+	char range_buf[NR_ROWS][32];
 };
+
+/*
+ * The layout is written in 4K pages; a build with 16K or 64K pages gets
+ * the same layout in its own pages: every "NK" of @in is multiplied by
+ * @factor (4K -> one page, 16K -> a folio of four pages).  "2M" (region
+ * C, --thp) is left as it is: --thp is refused off 4K pages.
+ */
+static void scale_sizes(const char *in, char *out, size_t room,
+			unsigned long factor)
+{
+	size_t len = 0;
+
+	while (*in && len + 24 < room) {
+		char *end;
+		unsigned long v;
+
+		if (*in >= '0' && *in <= '9' && (len == 0 || out[len - 1] == ' ')) {
+			v = strtoul(in, &end, 10);
+			if (*end == 'K') {
+				v *= factor;
+				len += (size_t)(v % 1024 ? snprintf(out + len, room - len,
+								    "%luK", v)
+						       : snprintf(out + len, room - len,
+								  "%luM", v / 1024));
+				in = end + 1;
+				continue;
+			}
+		}
+		out[len++] = *in++;
+	}
+	out[len] = '\0';
+}
 
 static void alphabet_init(struct alphabet *ab, bool thp)
 {
+	unsigned long factor = pb_page_size() / SCN_4K;
 	int i;
 
-	ab->prelude = thp ? prelude_thp : prelude_small;
+	scale_sizes(thp ? prelude_thp : prelude_small, ab->prelude_buf,
+		    sizeof(ab->prelude_buf), factor);
+	ab->prelude = ab->prelude_buf;
 	ab->nr_rows = 0;
-	for (i = 0; i < NR_ROWS; i++)
-		if (thp || !rows[i].thp)
-			ab->row[ab->nr_rows++] = &rows[i];
+	for (i = 0; i < NR_ROWS; i++) {
+		if (!thp && rows[i].thp)
+			continue;
+		ab->scaled[i] = rows[i];
+		if (rows[i].range) {
+			scale_sizes(rows[i].range, ab->range_buf[i],
+				    sizeof(ab->range_buf[i]), factor);
+			ab->scaled[i].range = ab->range_buf[i];
+		}
+		ab->row[ab->nr_rows++] = &ab->scaled[i];
+	}
 }
 
 static int alphabet_ops(const struct alphabet *ab)
@@ -1036,11 +1085,10 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	memset(r, 0, sizeof(*r));
 	if (o->depth < 1 || o->depth > EXPLORE_MAX_DEPTH)
 		return -EINVAL;
-	/* The alphabet's ranges are 4K pages, as scenarios are parsed. */
-	if (pb_page_size() != SCN_DEFAULT_PAGE_SIZE) {
-		fprintf(out, "explore: the model is built with %luK pages;"
-			" explore's operations are written for %luK\n",
-			pb_page_size() >> 10, SCN_DEFAULT_PAGE_SIZE >> 10);
+	/* The layout scales with the page size; region C is one 2M THP. */
+	if (o->thp && pb_pmd_size() != (2UL << 20)) {
+		fprintf(out, "explore: --thp maps one 2M PMD THP; this build's PMD"
+			" is %luM\n", pb_pmd_size() >> 20);
 		return -EOPNOTSUPP;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &x.start);

@@ -44,7 +44,12 @@
 
 const char fuzz_harness_name[] = "ops";
 
-#define OPS_MEMORY (64UL << 20)
+/*
+ * 64M, or the four PMD-size blocks pb_init() needs where that is more
+ * (128M with 16K pages, 2G with 64K): frames cost nothing until used.
+ */
+#define OPS_MEMORY (64UL << 20 > 4 * pb_pmd_size() ? 64UL << 20 \
+						      : 4 * pb_pmd_size())
 #define OPS_HEADROOM (16UL << 20)
 #define SPAN_BASE (1UL << 30)
 #define NR_WINDOWS 3

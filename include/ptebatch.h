@@ -66,9 +66,11 @@ unsigned long pb_pmd_size(void);
 const char *pb_arch_name(void);
 
 /*
- * Set the policy for anonymous folios of @size bytes (16K..PMD size).  The
- * PMD size's policy is also the global "enabled" policy that INHERIT
- * follows.  Returns -EINVAL for a size that is not an anon THP size.
+ * Set the policy for anonymous folios of @size bytes: the anon mTHP orders
+ * 2..PMD order, pb_page_size() << 2 .. pb_pmd_size() (16K..2M with 4K
+ * pages, 64K..32M with 16K, 256K..512M with 64K).  The PMD size's policy
+ * is also the global "enabled" policy that INHERIT follows.  Returns
+ * -EINVAL for a size that is not an anon THP size.
  */
 int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy);
 

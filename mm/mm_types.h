@@ -175,7 +175,11 @@ struct vm_area_struct {
 	unsigned long vm_flags;
 	pgprot_t vm_page_prot;
 	unsigned long vm_pgoff;		/* in pages, for merge compatibility */
-	struct anon_vma *anon_vma;
+	/*
+	 * Set once, by the first fault, under mmap_lock for read and the
+	 * mm's page_table_lock (anon_vma_prepare); read without either.
+	 */
+	struct anon_vma *_Atomic anon_vma;
 };
 
 #endif /* MM_MM_TYPES_H */

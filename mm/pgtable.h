@@ -17,10 +17,17 @@ typedef _Atomic uint64_t atomic_entry_t;
 
 static inline atomic_entry_t *entry_ptr(void *p) { return (atomic_entry_t *)p; }
 
-/* Upper levels (PGD, PUD) are walked, not counted: pte_read counts PTEs and PMDs. */
+/*
+ * Upper levels (PGD, PUD) are walked, not counted: pte_read counts PTEs and
+ * PMDs.  Acquire stands for READ_ONCE() plus the address dependency every
+ * walker (the MMU, GUP-fast) relies on: what it reads next - the table or
+ * the page the entry points to - was written before the release store
+ * that published the entry (the smp_wmb() of __folio_mark_uptodate() and
+ * pmd_populate()).  On x86-64 an acquire load is a plain load.
+ */
 static inline uint64_t entry_read_raw(void *p)
 {
-	return atomic_load_explicit(entry_ptr(p), memory_order_relaxed);
+	return atomic_load_explicit(entry_ptr(p), memory_order_acquire);
 }
 static inline uint64_t entry_read(void *p)
 {
@@ -128,7 +135,8 @@ static inline bool entry_cmpxchg(void *p, uint64_t *old, uint64_t v)
  * has it; the plain names (include/linux/pgtable.h) are what mm/ calls.
  * On x86-64 they are the same thing.  An architecture with contiguous-PTE
  * blocks (arm64's contpte, ARCH_HAS_CONTPTE) defines the plain names
- * itself on top of the __ forms, the way arch/arm64 does.
+ * itself on top of the __ forms, the way arch/arm64 does: mm/arch/
+ * contpte.h, included below in place of the generic ones.
  */
 #ifdef CONFIG_X86_PAE
 static inline pte_t __ptep_get(pte_t *ptep)
@@ -265,8 +273,10 @@ static inline int ptep_set_access_flags(struct vm_area_struct *vma,
 }
 /*
  * ptep_set_access_flags() over @nr entries mapping the consecutive pages
- * @entry starts at (the batched write-fault reuse): entry by entry here;
- * arm64 changes whole contiguous blocks at once.
+ * @entry starts at: entry by entry here; arm64 changes whole contiguous
+ * blocks at once.  Not in mainline: its caller is the batched write-fault
+ * reuse of seed 003; named like the other batched entry points
+ * (wrprotect_ptes(), get_and_clear_full_ptes()).
  */
 static inline int set_access_flags_ptes(struct vm_area_struct *vma,
 					unsigned long addr, pte_t *ptep,

@@ -118,16 +118,29 @@ void anon_vma_put(struct anon_vma *av)
  */
 int anon_vma_prepare(struct vm_area_struct *vma)
 {
+	struct mm_struct *mm = vma->vm_mm;
 	struct anon_vma *av;
 
-	if (likely(vma->anon_vma))
+	/* Acquire: pairs with the release below, the anon_vma is ready. */
+	if (likely(atomic_load_explicit(&vma->anon_vma, memory_order_acquire)))
 		return 0;
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		return -ENOMEM;
 	av->root = av;
 	atomic_init(&av->refcount, 1);
-	vma->anon_vma = av;
+	/*
+	 * __anon_vma_prepare(): faults on the same VMA run side by side under
+	 * mmap_lock for read; page_table_lock decides which one's anon_vma
+	 * the VMA keeps, the others give theirs back.
+	 */
+	spin_lock(&mm->page_table_lock);
+	if (!atomic_load_explicit(&vma->anon_vma, memory_order_relaxed)) {
+		atomic_store_explicit(&vma->anon_vma, av, memory_order_release);
+		av = NULL;
+	}
+	spin_unlock(&mm->page_table_lock);
+	free(av);
 	return 0;
 }
 

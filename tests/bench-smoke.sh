@@ -34,7 +34,7 @@ ok $? "bench gup --quick --backend model exits 0"
 # 13 columns (folio, 11 numbers, kernel as numbers or '-').
 grep -q '^  method: .* reps after 1 warm-up, median' "$tmp/gup.out" &&
 	grep -q '^  model:  before = upstream ' "$tmp/gup.out" &&
-	grep -q 'arch x86_64' "$tmp/gup.out"
+	grep -qE 'arch (x86_64|x86-pae|arm64-(4k|16k|64k))$' "$tmp/gup.out"
 ok $? "the method is printed above the table"
 rows=0
 for f in 4K 64K 1M 2M-PTE 2M-PMD; do

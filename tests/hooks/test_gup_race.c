@@ -207,14 +207,14 @@ static void run_case(const struct variant_case *vc, unsigned int flags, int at,
 	v.gup_batch = vc->batch;
 	v.gup_batch_recheck = vc->recheck;
 	pb_set_variant(&v);
-	pb_set_thp_policy(SZ_16K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, NR_PAGES * SZ_4K, PB_PROT_READ | PB_PROT_WRITE);
-	q = t_proc_map(ADDR_B, SZ_4K, PB_PROT_READ | PB_PROT_WRITE);
+	pb_set_thp_policy(PAGES(4), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, NR_PAGES * PAGE_SIZE, PB_PROT_READ | PB_PROT_WRITE);
+	q = t_proc_map(ADDR_B, PAGE_SIZE, PB_PROT_READ | PB_PROT_WRITE);
 	if (!p || !q)
 		goto out;
 	t_fill(p, ADDR_A, NR_PAGES, 1);
 	t_fill(q, ADDR_B, 1, 0x77);
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_16K);
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGES(4));
 	memset(&inj, 0, sizeof(inj));
 	inj.pmdp = walk_to_pmd(mm_of(p), ADDR_A);
 	inj.ptes = pte_offset(pmdp_get(inj.pmdp), ADDR_A);
@@ -225,7 +225,7 @@ static void run_case(const struct variant_case *vc, unsigned int flags, int at,
 	for (i = 0; i < NR_PAGES; i++) {
 		struct folio *f;
 
-		pfn[i] = t_pfn(p, ADDR_A + i * SZ_4K);
+		pfn[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
 		f = t_folio(pfn[i]);
 		refs[i] = folio_ref_count(f);
 		pins[i] = atomic_load(&f->_pincount);

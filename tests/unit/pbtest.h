@@ -30,9 +30,21 @@
 #define SZ_2M	(2UL << 20)
 #define SZ_64M	(64UL << 20)
 
-/* A 2M-aligned address far from everything else, and a second one. */
-#define ADDR_A	0x10000000UL
-#define ADDR_B	0x20000000UL
+/*
+ * Sizes in base pages.  The tests were written for 4K pages, where a
+ * "64K folio" is 16 pages and "2M" is the PMD size; PAGES(16) keeps the
+ * 16 pages on every granule (a 256K folio with 16K pages, 1M with 64K -
+ * mTHP order 4 exists on all of them) and PMD_SIZE the PMD.  Test names
+ * keep the 4K sizes.
+ */
+#define PAGES(n)	((unsigned long)(n) * PAGE_SIZE)
+
+/*
+ * A PMD-aligned address far from everything else, and a second one:
+ * 256M and 512M, or two and four PMDs where a PMD is larger (64K pages).
+ */
+#define ADDR_A	(PMD_SIZE > (64UL << 20) ? 2 * PMD_SIZE : 0x10000000UL)
+#define ADDR_B	(2 * ADDR_A)
 
 /* ---- the per-test accumulator ---------------------------------------- */
 

@@ -18,7 +18,7 @@ static void test_refcount_bump(void)
 	struct folio *folio;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
 	folio = t_folio(t_pfn(p, ADDR_A));
 	EXPECT_CLEAN();
@@ -37,7 +37,7 @@ static void test_writable_shared_pte(void)
 	pte_t *ptep, old;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
 	c = t_fork(p);
 	EXPECT_CLEAN();
@@ -61,9 +61,9 @@ static void test_pinned_not_exclusive(void)
 	struct page *page;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_4K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN, &pin), 0);
 	EXPECT_CLEAN();
 	page = pfn_to_page(t_pfn(p, ADDR_A));
@@ -83,7 +83,7 @@ static void test_pin_stats_asymmetric(void)
 	struct pb_pages *pin = NULL;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN | PB_FOLL_WRITE, &pin), 0);
 	EXPECT_CLEAN();
@@ -119,8 +119,8 @@ static void test_mapcount_mismatch(void)
 	struct folio *folio;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
 	folio = t_folio(t_pfn(p, ADDR_A));
 	EXPECT_CLEAN();
@@ -144,7 +144,7 @@ static void test_writable_zero_page(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
 	EXPECT_CLEAN();
 	ptep = pte_offset(pmdp_get(walk_to_pmd(mm_of(p), ADDR_A)), ADDR_A);
@@ -167,9 +167,9 @@ static void test_stale_tlb_entry(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_4K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
 	EXPECT_EQ(pb_load(p, 2, ADDR_A, &v), 0);
 	EXPECT_CLEAN();
 	e = tlb_slot(&cpu_tlbs[2], vpn);

@@ -361,7 +361,7 @@ exit:
 static void test_fold_conditions(void)
 {
 	struct pb_proc *p = two_block_folio();
-	struct folio *h0 = NULL, *h1 = NULL;
+	struct folio *h0 = NULL, *h1 = NULL, *halves[4];
 	const unsigned long last = (CONT_PTES - 1) * PAGE_SIZE;
 	struct mm_struct *mm;
 	struct counts c;
@@ -405,13 +405,19 @@ static void test_fold_conditions(void)
 	 */
 	EXPECT_EQ(pb_munmap(p, ADDR_A, 2 * BLOCK), 0);
 	EXPECT_EQ(pb_mmap(p, ADDR_A, 2 * BLOCK, RW), 0);
+	pb_set_thp_policy(2 * BLOCK, PB_THP_NEVER);
 	EXPECT(t_fill(p, ADDR_A + BLOCK, 1, 1));	/* the table exists */
 	ptep = ptep_of(p, ADDR_A);
-	h0 = folio_alloc(CONFIG_ARM64_CONT_PTE_SHIFT - 1);
-	h1 = folio_alloc(CONFIG_ARM64_CONT_PTE_SHIFT - 1);
-	if (EXPECT(ptep && h0 && h1) &&
-	    EXPECT_EQ(folio_pfn(h1), folio_pfn(h0) + CONT_PTES / 2) &&
-	    EXPECT(IS_ALIGNED(folio_pfn(h0), CONT_PTES))) {
+	for (i = 0; i < 4; i++) {
+		halves[i] = folio_alloc(CONFIG_ARM64_CONT_PTE_SHIFT - 1);
+		if (i && halves[i] && halves[i - 1] &&
+		    folio_pfn(halves[i]) == folio_pfn(halves[i - 1]) + CONT_PTES / 2 &&
+		    IS_ALIGNED(folio_pfn(halves[i - 1]), CONT_PTES) && !h0) {
+			h0 = halves[i - 1];
+			h1 = halves[i];
+		}
+	}
+	if (EXPECT(ptep && h0 && h1)) {
 		e0 = pte_mkwrite_novma(pte_mkdirty(mk_pte(folio_page(h0, 0),
 					(pgprot_t){ PAGE_READONLY })));
 		for (i = 0; i < CONT_PTES - 1; i++)
@@ -423,10 +429,9 @@ static void test_fold_conditions(void)
 		for (i = 0; i < CONT_PTES; i++)
 			__pte_clear(ptep + i);
 	}
-	if (h0)
-		folio_put(h0);
-	if (h1)
-		folio_put(h1);
+	for (i = 0; i < 4; i++)
+		if (halves[i])
+			folio_put(halves[i]);
 	EXPECT_CLEAN();
 
 	/* the zero page: special, never folded */
@@ -488,16 +493,22 @@ static void test_unfold(void)
 	EXPECT_CLEAN();
 	/* one entry of block 0 cleared: unfold, then clear */
 	counts_start(&c);
-	variant("upstream", NULL);
+	variant("upstream", NULL, NULL);
 	EXPECT_EQ(pb_munmap(p, ADDR_A + 2 * PAGE_SIZE, PAGE_SIZE), 0);
 	EXPECT_EQ(since(&c, PB_STAT_contpte_convert), 1);
 	EXPECT_EQ(nr_cont(ptep), 0);
 	EXPECT_CLEAN();
+exit:
 	t_exit(p);
 	t_finish();
+}
 
-	/* batched zap of the middle: only the two partial blocks unfold */
-	p = two_block_folio();
+/* A batched zap of the middle: only the two partial blocks unfold. */
+static void test_unfold_partial_zap(void)
+{
+	struct pb_proc *p = two_block_folio();
+	struct counts c;
+
 	if (!p || !t.ok)
 		goto exit;
 	counts_start(&c);
@@ -521,16 +532,12 @@ exit:
  * first wrprotect unfolds each block and the child's last set_ptes(1)
  * folds it (one fold each).  Zap per PTE unfolds, batched does not.
  */
-static void test_fork_zap(void)
+static void fork_zap(bool batch)
 {
-	struct pb_proc *p, *q;
+	struct pb_proc *p = two_block_folio(), *q;
 	struct counts c;
-	int batch;
 
-	for (batch = 1; batch >= 0; batch--) {
-		p = two_block_folio();
-		if (!p || !t.ok)
-			goto exit;
+	if (p && t.ok) {
 		variant("upstream", "fork_batch", batch ? "1" : "0");
 		counts_start(&c);
 		q = t_fork(p);
@@ -547,11 +554,19 @@ static void test_fork_zap(void)
 		EXPECT_EQ(since(&c, PB_STAT_contpte_convert), batch ? 0 : 2);
 		EXPECT_CLEAN();
 		t_exit(q);
-		t_exit(p);
-		t_finish();
 	}
-exit:
+	t_exit(p);
 	t_finish();
+}
+
+static void test_fork_zap(void)
+{
+	bool ok;
+
+	fork_zap(true);
+	ok = t.ok;
+	fork_zap(false);
+	t.ok &= ok;
 }
 
 /* ---- gathering --------------------------------------------------------------- */
@@ -811,29 +826,31 @@ static void mprotect_pass(unsigned long folio_pages, bool pmd, bool batch,
 	memset(cost, 0, sizeof(*cost));
 	if (!t_begin(SZ_64M + 2 * PMD_SIZE))
 		goto out;
+	/* ADDR_A is PMD-aligned with 4K and 16K pages, where @pmd is used */
+	EXPECT(!pmd || IS_ALIGNED(ADDR_A, PMD_SIZE));
 	if (folio_pages > 1)
 		EXPECT_EQ(pb_set_thp_policy(folio_pages * PAGE_SIZE, PB_THP_ALWAYS), 0);
 	variant("upstream", "mprotect_batch", batch ? "1" : "0");
-	p = t_proc_map(PMD_SIZE, len, RW);
+	p = t_proc_map(ADDR_A, len, RW);
 	if (!p)
 		goto out;
 	if (pmd)
-		EXPECT_EQ(pb_madvise(p, PMD_SIZE, len, PB_MADV_HUGEPAGE), 0);
-	if (!t_fill(p, PMD_SIZE, len / PAGE_SIZE, 1))
+		EXPECT_EQ(pb_madvise(p, ADDR_A, len, PB_MADV_HUGEPAGE), 0);
+	if (!t_fill(p, ADDR_A, len / PAGE_SIZE, 1))
 		goto exit;
 	if (pmd) {
-		EXPECT(t_pmd_mapped(p, PMD_SIZE));
-		EXPECT_EQ(pb_split_pmd(p, PMD_SIZE, len), 0);
+		EXPECT(t_pmd_mapped(p, ADDR_A));
+		EXPECT_EQ(pb_split_pmd(p, ADDR_A, len), 0);
 	}
-	EXPECT_EQ(nr_folded(p, PMD_SIZE, len), folio_pages > 1 ? len / BLOCK : 0);
+	EXPECT_EQ(nr_folded(p, ADDR_A, len), folio_pages > 1 ? len / BLOCK : 0);
 	counts_start(&c);
-	EXPECT_EQ(pb_mprotect(p, PMD_SIZE, len, PB_PROT_READ), 0);
-	EXPECT_EQ(pb_mprotect(p, PMD_SIZE, len, RW), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, len, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, len, RW), 0);
 	cost->converts = since(&c, PB_STAT_contpte_convert);
 	cost->accesses = since(&c, PB_STAT_pte_read) + since(&c, PB_STAT_pte_write);
 	cost->flushes = since(&c, PB_STAT_tlb_flush);
-	EXPECT_EQ(nr_folded(p, PMD_SIZE, len), folio_pages > 1 ? len / BLOCK : 0);
-	EXPECT(t_writable(p, PMD_SIZE) && t_writable(p, PMD_SIZE + len - PAGE_SIZE));
+	EXPECT_EQ(nr_folded(p, ADDR_A, len), folio_pages > 1 ? len / BLOCK : 0);
+	EXPECT(t_writable(p, ADDR_A) && t_writable(p, ADDR_A + len - PAGE_SIZE));
 	EXPECT_CLEAN();
 exit:
 	t_exit(p);
@@ -909,6 +926,8 @@ int main(void)
 		   "contpte: fold ignores A/D, needs equal bits and one folio under the block, never the zero page");
 	t_isolated(test_unfold,
 		   "contpte: single-entry changes unfold; wrprotect_ptes/get_and_clear_ptes unfold only partial blocks");
+	t_isolated(test_unfold_partial_zap,
+		   "contpte: a batched zap unfolds only the blocks it covers partly, at both ends");
 	t_isolated(test_fork_zap,
 		   "contpte: fork and zap - batched keep blocks folded with no conversion, per PTE unfold/refold");
 	t_isolated(test_gathering,

@@ -17,12 +17,12 @@ static const char *const kind_name[NR_KINDS] = {
 
 static unsigned long kind_len(enum kind k)
 {
-	return k == K_4K ? 4 * SZ_4K : k == K_64K ? SZ_64K : SZ_2M;
+	return k == K_4K ? 4 * PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
 }
 
 static unsigned long kind_folio(enum kind k)
 {
-	return k == K_4K ? SZ_4K : k == K_64K ? SZ_64K : SZ_2M;
+	return k == K_4K ? PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
 }
 
 /* A process whose [ADDR_A, +kind_len) is written with 0x10 + i per page. */
@@ -31,15 +31,15 @@ static struct pb_proc *populated(enum kind k)
 	struct pb_proc *p;
 
 	if (k == K_64K)
-		pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+		pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
 	if (k == K_PMD || k == K_PTE_2M)
-		pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS);
+		pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
 	p = t_proc_map(ADDR_A, kind_len(k), RW);
 	if (!p)
 		return NULL;
-	t_fill(p, ADDR_A, kind_len(k) / SZ_4K, 0x10);
+	t_fill(p, ADDR_A, kind_len(k) / PAGE_SIZE, 0x10);
 	if (k == K_PTE_2M) {
-		EXPECT_EQ(pb_split_pmd(p, ADDR_A, SZ_2M), 0);
+		EXPECT_EQ(pb_split_pmd(p, ADDR_A, PMD_SIZE), 0);
 		EXPECT(!t_pmd_mapped(p, ADDR_A));
 	}
 	EXPECT_EQ(t_page(p, ADDR_A).folio_size, kind_folio(k));
@@ -54,8 +54,8 @@ static bool same_pfns(struct pb_proc *a, struct pb_proc *b, unsigned long n)
 	unsigned long i;
 
 	for (i = 0; i < n; i++)
-		if (!t_pfn(a, ADDR_A + i * SZ_4K) ||
-		    t_pfn(a, ADDR_A + i * SZ_4K) != t_pfn(b, ADDR_A + i * SZ_4K))
+		if (!t_pfn(a, ADDR_A + i * PAGE_SIZE) ||
+		    t_pfn(a, ADDR_A + i * PAGE_SIZE) != t_pfn(b, ADDR_A + i * PAGE_SIZE))
 			return false;
 	return true;
 }
@@ -70,7 +70,7 @@ static bool same_pfns(struct pb_proc *a, struct pb_proc *b, unsigned long n)
  */
 static void test_fork_shares_then_copies_one(enum kind k)
 {
-	unsigned long n = kind_len(k) / SZ_4K, i, pfn0;
+	unsigned long n = kind_len(k) / PAGE_SIZE, i, pfn0;
 	struct pb_proc *p, *c;
 	uint64_t copies;
 	bool ro = true;
@@ -81,27 +81,27 @@ static void test_fork_shares_then_copies_one(enum kind k)
 	EXPECT_CLEAN();
 	EXPECT(same_pfns(p, c, n));
 	for (i = 0; i < n; i++)
-		ro &= !t_writable(p, ADDR_A + i * SZ_4K) &&
-		      !t_writable(c, ADDR_A + i * SZ_4K);
+		ro &= !t_writable(p, ADDR_A + i * PAGE_SIZE) &&
+		      !t_writable(c, ADDR_A + i * PAGE_SIZE);
 	EXPECT(ro);
 	EXPECT_EQ(t_pmd_mapped(c, ADDR_A), k == K_PMD);
 	EXPECT_EQ(pb_proc_faults(c), 0);
 
-	pfn0 = t_pfn(c, ADDR_A + 3 * SZ_4K);
+	pfn0 = t_pfn(c, ADDR_A + 3 * PAGE_SIZE);
 	copies = t_stat(PB_STAT_folio_copy);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 3 * SZ_4K, 0xaa), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 3 * PAGE_SIZE, 0xaa), 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(t_stat(PB_STAT_folio_copy) - copies, 1);
-	EXPECT(t_pfn(p, ADDR_A + 3 * SZ_4K) != pfn0);
-	EXPECT_EQ(t_page(p, ADDR_A + 3 * SZ_4K).folio_size, SZ_4K);
-	EXPECT_EQ(t_pfn(c, ADDR_A + 3 * SZ_4K), pfn0);
-	EXPECT_EQ(t_page(c, ADDR_A + 3 * SZ_4K).folio_size, kind_folio(k));
+	EXPECT(t_pfn(p, ADDR_A + 3 * PAGE_SIZE) != pfn0);
+	EXPECT_EQ(t_page(p, ADDR_A + 3 * PAGE_SIZE).folio_size, PAGE_SIZE);
+	EXPECT_EQ(t_pfn(c, ADDR_A + 3 * PAGE_SIZE), pfn0);
+	EXPECT_EQ(t_page(c, ADDR_A + 3 * PAGE_SIZE).folio_size, kind_folio(k));
 	/* the rest of the folio is still shared */
 	for (i = 0; i < n; i++) {
 		if (i == 3)
 			continue;
-		if (!EXPECT_EQ(t_pfn(p, ADDR_A + i * SZ_4K),
-			       t_pfn(c, ADDR_A + i * SZ_4K)))
+		if (!EXPECT_EQ(t_pfn(p, ADDR_A + i * PAGE_SIZE),
+			       t_pfn(c, ADDR_A + i * PAGE_SIZE)))
 			break;
 	}
 	t_exit(c);
@@ -113,7 +113,7 @@ static void test_fork_shares_then_copies_one(enum kind k)
 /* Data written after fork by one process is never visible to the other. */
 static void test_fork_isolates_data(enum kind k)
 {
-	unsigned long n = kind_len(k) / SZ_4K, last = (n - 1) * SZ_4K;
+	unsigned long n = kind_len(k) / PAGE_SIZE, last = (n - 1) * PAGE_SIZE;
 	struct pb_proc *p, *c;
 	uint8_t v;
 
@@ -123,19 +123,19 @@ static void test_fork_isolates_data(enum kind k)
 	/* parent writes page 0, child writes page 1 and the last page */
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0xa0), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_store(c, 1, ADDR_A + SZ_4K, 0xc1), 0);
+	EXPECT_EQ(pb_store(c, 1, ADDR_A + PAGE_SIZE, 0xc1), 0);
 	EXPECT_EQ(pb_store(c, 1, ADDR_A + last, 0xcf), 0);
 	EXPECT_CLEAN();
 	v = 0;
 	EXPECT_EQ(pb_load(c, 0, ADDR_A, &v), 0);
 	EXPECT_EQ(v, 0x10);
-	EXPECT_EQ(pb_load(p, 1, ADDR_A + SZ_4K, &v), 0);
+	EXPECT_EQ(pb_load(p, 1, ADDR_A + PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 0x11);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A + last, &v), 0);
 	EXPECT_EQ(v, (uint8_t)(0x10 + n - 1));
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
 	EXPECT_EQ(v, 0xa0);
-	EXPECT_EQ(pb_load(c, 1, ADDR_A + SZ_4K, &v), 0);
+	EXPECT_EQ(pb_load(c, 1, ADDR_A + PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 0xc1);
 	/* a second write by each goes to its own page, no more copies */
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0xa2), 0);
@@ -147,7 +147,7 @@ static void test_fork_isolates_data(enum kind k)
 	EXPECT_CLEAN();
 	t_exit(p);		/* parent first: the child keeps its data */
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_load(c, 0, ADDR_A + 2 * SZ_4K, &v), 0);
+	EXPECT_EQ(pb_load(c, 0, ADDR_A + 2 * PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 0x12);
 	t_exit(c);
 	t_end("cow %s: data written after fork never crosses between processes",
@@ -160,8 +160,8 @@ static void test_fork_isolates_data(enum kind k)
  */
 static void test_reuse_after_child_exit(enum kind k)
 {
-	unsigned long n = kind_len(k) / SZ_4K, i, faults, want;
-	unsigned long pfns[512];
+	unsigned long n = kind_len(k) / PAGE_SIZE, i, faults, want;
+	unsigned long pfns[HPAGE_PMD_NR];
 	struct pb_proc *p, *c;
 	uint64_t copies, reuse;
 	bool same = true;
@@ -169,7 +169,7 @@ static void test_reuse_after_child_exit(enum kind k)
 	t_begin(SZ_64M);
 	p = populated(k);
 	for (i = 0; i < n; i++)
-		pfns[i] = t_pfn(p, ADDR_A + i * SZ_4K);
+		pfns[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
 	c = t_fork(p);
 	t_exit(c);
 	EXPECT_CLEAN();
@@ -179,7 +179,7 @@ static void test_reuse_after_child_exit(enum kind k)
 	EXPECT(t_fill(p, ADDR_A, n, 0x40));
 	EXPECT_CLEAN();
 	for (i = 0; i < n; i++)
-		same &= t_pfn(p, ADDR_A + i * SZ_4K) == pfns[i];
+		same &= t_pfn(p, ADDR_A + i * PAGE_SIZE) == pfns[i];
 	EXPECT(same);
 	EXPECT_EQ(t_stat(PB_STAT_folio_copy) - copies, 0);
 	/* a PMD mapping is reused whole by one fault */
@@ -199,7 +199,7 @@ static void test_reuse_after_child_exit(enum kind k)
  */
 static void test_fork_copies_pinned(enum kind k)
 {
-	unsigned long n = kind_len(k) / SZ_4K, i, faults;
+	unsigned long n = kind_len(k) / PAGE_SIZE, i, faults;
 	struct pb_proc *p, *c;
 	struct pb_pages *pin = NULL;
 	uint64_t splits;
@@ -215,12 +215,12 @@ static void test_fork_copies_pinned(enum kind k)
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	for (i = 0; i < n; i++) {
-		struct pb_page_info pi = t_page(p, ADDR_A + i * SZ_4K);
-		struct pb_page_info ci = t_page(c, ADDR_A + i * SZ_4K);
+		struct pb_page_info pi = t_page(p, ADDR_A + i * PAGE_SIZE);
+		struct pb_page_info ci = t_page(c, ADDR_A + i * PAGE_SIZE);
 
 		differ &= ci.present && pi.present && ci.pfn != pi.pfn &&
 			  ci.data == pi.data;
-		child_small &= ci.folio_size == SZ_4K;
+		child_small &= ci.folio_size == PAGE_SIZE;
 	}
 	EXPECT(differ);
 	EXPECT(child_small);
@@ -229,20 +229,20 @@ static void test_fork_copies_pinned(enum kind k)
 	if (k == K_PMD) {
 		EXPECT_EQ(t_stat(PB_STAT_pmd_split) - splits, 1);
 		EXPECT(!t_pmd_mapped(p, ADDR_A));
-		EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_2M);
+		EXPECT_EQ(t_page(p, ADDR_A).folio_size, PMD_SIZE);
 	}
 	/* the parent's writes need no fault and reach the pinned pages */
 	faults = pb_proc_faults(p);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_4K, 0xee), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + (n - 1) * SZ_4K, 0xef), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGE_SIZE, 0xee), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + (n - 1) * PAGE_SIZE, 0xef), 0);
 	EXPECT_EQ(pb_proc_faults(p) - faults, 0);
 	v = 0;
 	pb_pages_read(pin, 1, &v, 1);
 	EXPECT_EQ(v, 0xee);
 	/* the child sees none of it */
-	EXPECT_EQ(pb_load(c, 0, ADDR_A + SZ_4K, &v), 0);
+	EXPECT_EQ(pb_load(c, 0, ADDR_A + PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 0x11);
-	EXPECT_EQ(pb_store(c, 0, ADDR_A + SZ_4K, 0xcc), 0);
+	EXPECT_EQ(pb_store(c, 0, ADDR_A + PAGE_SIZE, 0xcc), 0);
 	EXPECT_EQ(pb_proc_faults(c), 0);
 	pb_pages_read(pin, 1, &v, 1);
 	EXPECT_EQ(v, 0xee);
@@ -262,18 +262,18 @@ static void test_dontfork(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 4 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 4, 1));
-	EXPECT_EQ(pb_madvise(p, ADDR_A + SZ_4K, SZ_4K, PB_MADV_DONTFORK), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGE_SIZE, PAGE_SIZE, PB_MADV_DONTFORK), 0);
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	EXPECT(t_page(c, ADDR_A).present);
-	EXPECT(!t_page(c, ADDR_A + SZ_4K).present);
-	EXPECT_EQ(pb_load(c, 0, ADDR_A + SZ_4K, &v), -EFAULT);
-	EXPECT_EQ(pb_store(c, 0, ADDR_A + SZ_4K, 1), -EFAULT);
-	EXPECT(t_page(c, ADDR_A + 2 * SZ_4K).present);
+	EXPECT(!t_page(c, ADDR_A + PAGE_SIZE).present);
+	EXPECT_EQ(pb_load(c, 0, ADDR_A + PAGE_SIZE, &v), -EFAULT);
+	EXPECT_EQ(pb_store(c, 0, ADDR_A + PAGE_SIZE, 1), -EFAULT);
+	EXPECT(t_page(c, ADDR_A + 2 * PAGE_SIZE).present);
 	/* the parent's DONTFORK page was not shared: still writable */
-	EXPECT(t_writable(p, ADDR_A + SZ_4K));
+	EXPECT(t_writable(p, ADDR_A + PAGE_SIZE));
 	EXPECT(!t_writable(p, ADDR_A));
 	EXPECT_CLEAN();
 	t_exit(c);
@@ -294,29 +294,29 @@ static void test_holes_survive_fork(void)
 	bool holes = true;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 16, 0));
-	EXPECT_EQ(pb_madvise(p, ADDR_A + 4 * SZ_4K, 4 * SZ_4K, PB_MADV_DONTNEED), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + 4 * PAGE_SIZE, 4 * PAGE_SIZE, PB_MADV_DONTNEED), 0);
 	EXPECT_CLEAN();
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	for (i = 0; i < 16; i++) {
 		bool want = i < 4 || i >= 8;
 
-		holes &= t_page(c, ADDR_A + i * SZ_4K).present == want;
-		holes &= t_page(p, ADDR_A + i * SZ_4K).present == want;
+		holes &= t_page(c, ADDR_A + i * PAGE_SIZE).present == want;
+		holes &= t_page(p, ADDR_A + i * PAGE_SIZE).present == want;
 	}
 	EXPECT(holes);
 	EXPECT(same_pfns(p, c, 4));
-	EXPECT_EQ(pb_store(c, 0, ADDR_A + 5 * SZ_4K, 0x55), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 6 * SZ_4K, 0x66), 0);
+	EXPECT_EQ(pb_store(c, 0, ADDR_A + 5 * PAGE_SIZE, 0x55), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 6 * PAGE_SIZE, 0x66), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(t_page(c, ADDR_A + 5 * SZ_4K).folio_size, SZ_4K);
-	EXPECT_EQ(t_page(p, ADDR_A + 6 * SZ_4K).folio_size, SZ_4K);
-	EXPECT(!t_page(c, ADDR_A + 6 * SZ_4K).present);
-	EXPECT(!t_page(p, ADDR_A + 5 * SZ_4K).present);
-	EXPECT_EQ(t_page(c, ADDR_A + 8 * SZ_4K).folio_size, SZ_64K);
+	EXPECT_EQ(t_page(c, ADDR_A + 5 * PAGE_SIZE).folio_size, PAGE_SIZE);
+	EXPECT_EQ(t_page(p, ADDR_A + 6 * PAGE_SIZE).folio_size, PAGE_SIZE);
+	EXPECT(!t_page(c, ADDR_A + 6 * PAGE_SIZE).present);
+	EXPECT(!t_page(p, ADDR_A + 5 * PAGE_SIZE).present);
+	EXPECT_EQ(t_page(c, ADDR_A + 8 * PAGE_SIZE).folio_size, PAGES(16));
 	t_exit(c);
 	t_exit(p);
 	t_end("cow: dontneed holes in a 64K folio stay holes after fork and refault as 4K");
@@ -330,7 +330,7 @@ static void test_small_reuse_after_exit(void)
 	uint64_t copies, reuse;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 7));
 	pfn = t_pfn(p, ADDR_A);
 	c = t_fork(p);

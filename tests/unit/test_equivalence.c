@@ -695,6 +695,20 @@ static const char *short_name(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* Does @path parse with 4K pages (the ones the suite was written for)? */
+static bool scenario_fits_4k(const char *path)
+{
+	struct scenario *s;
+	struct capture c;
+	bool fits;
+
+	s = scenario_parse_file(path, 4096, capture_open(&c));
+	free(capture_close(&c));
+	fits = s != NULL;
+	scenario_free(s);
+	return fits;
+}
+
 static void test_scenario(const char *path, const struct variant *ref,
 			  const struct variant *vars, int nr_vars)
 {
@@ -710,6 +724,13 @@ static void test_scenario(const char *path, const struct variant *ref,
 	short_name(path, name, sizeof(name));
 	s = scenario_parse_file(path, SCN_DEFAULT_PAGE_SIZE, capture_open(&c));
 	text = capture_close(&c);
+	if (!s && SCN_DEFAULT_PAGE_SIZE != 4096 && scenario_fits_4k(path)) {
+		/* Written for 4K pages: a size this granule has no use for. */
+		text[strcspn(text, "\n")] = '\0';
+		tap_skip(text, "%s: runs on %s", name, pb_arch_name());
+		free(text);
+		return;
+	}
 	if (!s) {
 		tap_ok(false, "%s: parses", name);
 		tap_diag_text(text);

@@ -11,21 +11,21 @@
 static bool one_folio(struct pb_proc *p, unsigned long addr, unsigned long n,
 		      unsigned long size)
 {
-	struct pb_page_info info[512];
+	struct pb_page_info info[HPAGE_PMD_NR];
 	unsigned long i;
 
-	if (n > 512 || pb_observe(p, addr, n, info))
+	if (n > HPAGE_PMD_NR || pb_observe(p, addr, n, info))
 		return false;
 	for (i = 0; i < n; i++) {
 		if (!info[i].present || info[i].folio_size != size ||
 		    info[i].index != i || info[i].pfn != info[0].pfn + i) {
 			tap_diag("page %lu at %#lx: present %d size %lu index %lu pfn %#lx",
-				 i, addr + i * SZ_4K, info[i].present,
+				 i, addr + i * PAGE_SIZE, info[i].present,
 				 info[i].folio_size, info[i].index, info[i].pfn);
 			return false;
 		}
 	}
-	return info[0].pfn % (size / SZ_4K) == 0;
+	return info[0].pfn % (size / PAGE_SIZE) == 0;
 }
 
 /*
@@ -41,23 +41,23 @@ static void test_read_maps_zero_page(void)
 	uint8_t v = 0xff;
 
 	t_begin(SZ_64M);
-	p1 = t_proc_map(ADDR_A, SZ_64K, RW);
-	p2 = t_proc_map(ADDR_A, SZ_64K, RW);
+	p1 = t_proc_map(ADDR_A, PAGES(16), RW);
+	p2 = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT_EQ(pb_load(p1, 0, ADDR_A, &v), 0);
 	EXPECT_EQ(v, 0);
-	EXPECT_EQ(pb_load(p1, 0, ADDR_A + 2 * SZ_4K, &v), 0);
+	EXPECT_EQ(pb_load(p1, 0, ADDR_A + 2 * PAGE_SIZE, &v), 0);
 	EXPECT_EQ(pb_load(p2, 1, ADDR_A, &v), 0);
 	EXPECT_CLEAN();
 	a = t_page(p1, ADDR_A);
-	b = t_page(p1, ADDR_A + 2 * SZ_4K);
+	b = t_page(p1, ADDR_A + 2 * PAGE_SIZE);
 	c = t_page(p2, ADDR_A);
 	EXPECT(a.present && b.present && c.present);
 	EXPECT_EQ(a.pfn, machine.zero_pfn);
 	EXPECT_EQ(b.pfn, a.pfn);
 	EXPECT_EQ(c.pfn, a.pfn);
-	EXPECT_EQ(a.folio_size, SZ_4K);
+	EXPECT_EQ(a.folio_size, PAGE_SIZE);
 	EXPECT_EQ(a.data, 0);
-	EXPECT(!t_page(p1, ADDR_A + SZ_4K).present);
+	EXPECT(!t_page(p1, ADDR_A + PAGE_SIZE).present);
 	EXPECT(!t_writable(p1, ADDR_A));
 	EXPECT_EQ(pb_proc_faults(p1), 2);
 	EXPECT_EQ(pb_proc_faults(p2), 1);
@@ -73,18 +73,18 @@ static void test_write_64k_folio(void)
 	uint64_t anon = t_stat(PB_STAT_fault_anon);
 
 	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, 4 * SZ_64K, RW);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_64K + 5 * SZ_4K, 0x77), 0);
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	p = t_proc_map(ADDR_A, 4 * PAGES(16), RW);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(16) + 5 * PAGE_SIZE, 0x77), 0);
 	EXPECT_EQ(pb_proc_faults(p), 1);
 	EXPECT_CLEAN();
-	EXPECT(one_folio(p, ADDR_A + SZ_64K, 16, SZ_64K));
+	EXPECT(one_folio(p, ADDR_A + PAGES(16), 16, PAGES(16)));
 	EXPECT(!t_page(p, ADDR_A).present);
-	EXPECT(!t_page(p, ADDR_A + 2 * SZ_64K).present);
-	EXPECT(t_fill(p, ADDR_A + SZ_64K, 16, 0x10));
+	EXPECT(!t_page(p, ADDR_A + 2 * PAGES(16)).present);
+	EXPECT(t_fill(p, ADDR_A + PAGES(16), 16, 0x10));
 	EXPECT_EQ(pb_proc_faults(p), 1);
 	EXPECT_EQ(t_stat(PB_STAT_fault_anon) - anon, 1);
-	EXPECT(t_data_is(p, ADDR_A + SZ_64K, 16, 0x10));
+	EXPECT(t_data_is(p, ADDR_A + PAGES(16), 16, 0x10));
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("fault: 64K always gives an aligned 64K folio, 16 PTEs, one fault for 16 writes");
@@ -104,20 +104,20 @@ static void test_partial_block_falls_back(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
-	EXPECT_EQ(pb_set_thp_policy(SZ_16K, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	EXPECT_EQ(pb_set_thp_policy(PAGES(4), PB_THP_ALWAYS), 0);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_16K, 1), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_4K, 2), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(4), 1), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGE_SIZE, 2), 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(t_page(p, ADDR_A).pfn, machine.zero_pfn);
-	EXPECT(one_folio(p, ADDR_A + SZ_16K, 4, SZ_16K));
-	EXPECT_EQ(t_page(p, ADDR_A + SZ_4K).folio_size, SZ_4K);
-	EXPECT(!t_page(p, ADDR_A + 2 * SZ_4K).present);
+	EXPECT(one_folio(p, ADDR_A + PAGES(4), 4, PAGES(4)));
+	EXPECT_EQ(t_page(p, ADDR_A + PAGE_SIZE).folio_size, PAGE_SIZE);
+	EXPECT(!t_page(p, ADDR_A + 2 * PAGE_SIZE).present);
 	/* the zero page itself: a write copies to order 0 */
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 3), 0);
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_4K);
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGE_SIZE);
 	EXPECT(t_page(p, ADDR_A).pfn != machine.zero_pfn);
 	EXPECT_EQ(pb_proc_faults(p), 4);
 	EXPECT_CLEAN();
@@ -136,20 +136,20 @@ static void test_small_or_misaligned_vma(void)
 	struct pb_proc *p;
 
 	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, SZ_32K, RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B + SZ_32K, SZ_64K, RW), 0);
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	p = t_proc_map(ADDR_A, PAGES(8), RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B + PAGES(8), PAGES(16), RW), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_B + SZ_64K, 2), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_B + SZ_32K, 3), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_B + PAGES(16), 2), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_B + PAGES(8), 3), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_4K);
-	EXPECT_EQ(t_page(p, ADDR_B + SZ_64K).folio_size, SZ_4K);
-	EXPECT_EQ(t_page(p, ADDR_B + SZ_32K).folio_size, SZ_4K);
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGE_SIZE);
+	EXPECT_EQ(t_page(p, ADDR_B + PAGES(16)).folio_size, PAGE_SIZE);
+	EXPECT_EQ(t_page(p, ADDR_B + PAGES(8)).folio_size, PAGE_SIZE);
 	/* with 16K enabled too, the misaligned VMA gets 16K folios */
-	EXPECT_EQ(pb_set_thp_policy(SZ_16K, PB_THP_ALWAYS), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_B + SZ_64K + SZ_16K, 4), 0);
-	EXPECT(one_folio(p, ADDR_B + SZ_64K + SZ_16K, 4, SZ_16K));
+	EXPECT_EQ(pb_set_thp_policy(PAGES(4), PB_THP_ALWAYS), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_B + PAGES(16) + PAGES(4), 4), 0);
+	EXPECT(one_folio(p, ADDR_B + PAGES(16) + PAGES(4), 4, PAGES(4)));
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("fault: a VMA too small or misaligned for 64K falls back");
@@ -161,15 +161,15 @@ static void test_nohugepage(void)
 	struct pb_proc *p;
 
 	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, 2 * SZ_64K, RW);
-	EXPECT_EQ(pb_madvise(p, ADDR_A, SZ_64K, PB_MADV_NOHUGEPAGE), 0);
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	p = t_proc_map(ADDR_A, 2 * PAGES(16), RW);
+	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(16), PB_MADV_NOHUGEPAGE), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_64K, 2), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(16), 2), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_4K);
-	EXPECT(!t_page(p, ADDR_A + SZ_4K).present);
-	EXPECT(one_folio(p, ADDR_A + SZ_64K, 16, SZ_64K));
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGE_SIZE);
+	EXPECT(!t_page(p, ADDR_A + PAGE_SIZE).present);
+	EXPECT(one_folio(p, ADDR_A + PAGES(16), 16, PAGES(16)));
 	t_exit(p);
 	t_end("fault: MADV_NOHUGEPAGE disables mTHP");
 }
@@ -184,26 +184,26 @@ static void test_madvise_and_inherit_policy(void)
 	struct pb_proc *p;
 
 	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_MADVISE), 0);
-	p = t_proc_map(ADDR_A, 2 * SZ_64K, RW);
-	EXPECT_EQ(pb_madvise(p, ADDR_A + SZ_64K, SZ_64K, PB_MADV_HUGEPAGE), 0);
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_MADVISE), 0);
+	p = t_proc_map(ADDR_A, 2 * PAGES(16), RW);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGES(16), PAGES(16), PB_MADV_HUGEPAGE), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_64K, 2), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(16), 2), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_4K);
-	EXPECT(one_folio(p, ADDR_A + SZ_64K, 16, SZ_64K));
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGE_SIZE);
+	EXPECT(one_folio(p, ADDR_A + PAGES(16), 16, PAGES(16)));
 	t_exit(p);
 
 	/* inherit: global "always" enables 64K in a plain VMA */
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_INHERIT), 0);
-	EXPECT_EQ(pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_INHERIT), 0);
+	EXPECT_EQ(pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS), 0);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 3), 0);
-	EXPECT(one_folio(p, ADDR_A, 16, SZ_64K));
+	EXPECT(one_folio(p, ADDR_A, 16, PAGES(16)));
 	EXPECT_CLEAN();
 	t_exit(p);
-	EXPECT_EQ(pb_set_thp_policy(SZ_2M, PB_THP_INHERIT), -EINVAL);
-	EXPECT_EQ(pb_set_thp_policy(SZ_4K, PB_THP_ALWAYS), -EINVAL);
+	EXPECT_EQ(pb_set_thp_policy(PMD_SIZE, PB_THP_INHERIT), -EINVAL);
+	EXPECT_EQ(pb_set_thp_policy(PAGE_SIZE, PB_THP_ALWAYS), -EINVAL);
 	EXPECT_EQ(pb_set_thp_policy(8192, PB_THP_ALWAYS), -EINVAL);
 	t_end("fault: madvise policy needs MADV_HUGEPAGE, inherit follows the global policy");
 }
@@ -215,18 +215,18 @@ static void test_pmd_thp_write(void)
 	uint64_t huge = t_stat(PB_STAT_fault_huge_anon);
 
 	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, 2 * SZ_2M, RW);
+	EXPECT_EQ(pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS), 0);
+	p = t_proc_map(ADDR_A, 2 * PMD_SIZE, RW);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + 0x1234, 0x42), 0);
 	EXPECT_EQ(pb_proc_faults(p), 1);
 	EXPECT_EQ(t_stat(PB_STAT_fault_huge_anon) - huge, 1);
 	EXPECT_CLEAN();
 	EXPECT(t_pmd_mapped(p, ADDR_A));
-	EXPECT(one_folio(p, ADDR_A, 512, SZ_2M));
-	EXPECT(!t_page(p, ADDR_A + SZ_2M).present);
-	EXPECT(t_fill(p, ADDR_A, 512, 0));
+	EXPECT(one_folio(p, ADDR_A, HPAGE_PMD_NR, PMD_SIZE));
+	EXPECT(!t_page(p, ADDR_A + PMD_SIZE).present);
+	EXPECT(t_fill(p, ADDR_A, HPAGE_PMD_NR, 0));
 	EXPECT_EQ(pb_proc_faults(p), 1);
-	EXPECT(t_data_is(p, ADDR_A, 512, 0));
+	EXPECT(t_data_is(p, ADDR_A, HPAGE_PMD_NR, 0));
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("fault: PMD THP write maps a 2M folio by PMD in one fault");
@@ -243,30 +243,30 @@ static void test_huge_zero_page(void)
 	uint8_t v = 0xff;
 
 	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, SZ_2M, RW);
-	EXPECT_EQ(pb_load(p, 0, ADDR_A + 100 * SZ_4K, &v), 0);
+	EXPECT_EQ(pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS), 0);
+	p = t_proc_map(ADDR_A, PMD_SIZE, RW);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + 100 * PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 0);
 	EXPECT_CLEAN();
-	z = t_page(p, ADDR_A + 7 * SZ_4K);
+	z = t_page(p, ADDR_A + 7 * PAGE_SIZE);
 	EXPECT(z.present);
-	EXPECT_EQ(z.folio_size, SZ_2M);
+	EXPECT_EQ(z.folio_size, PMD_SIZE);
 	EXPECT_EQ(z.pfn, machine.huge_zero_pfn + 7);
 	EXPECT_EQ(z.data, 0);
 	EXPECT(t_pmd_mapped(p, ADDR_A));
 	EXPECT_EQ(pb_proc_faults(p), 1);
 
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 9 * SZ_4K, 0x99), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 9 * PAGE_SIZE, 0x99), 0);
 	EXPECT_EQ(pb_proc_faults(p), 2);
 	EXPECT_CLEAN();
-	a = t_page(p, ADDR_A + 9 * SZ_4K);
-	EXPECT_EQ(a.folio_size, SZ_2M);
+	a = t_page(p, ADDR_A + 9 * PAGE_SIZE);
+	EXPECT_EQ(a.folio_size, PMD_SIZE);
 	EXPECT(!is_huge_zero_pfn(a.pfn));
 	EXPECT_EQ(a.data, 0x99);
 	EXPECT(t_pmd_mapped(p, ADDR_A));
-	EXPECT(one_folio(p, ADDR_A, 512, SZ_2M));
+	EXPECT(one_folio(p, ADDR_A, HPAGE_PMD_NR, PMD_SIZE));
 	EXPECT(t_writable(p, ADDR_A));
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 300 * SZ_4K, 1), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 300 * PAGE_SIZE, 1), 0);
 	EXPECT_EQ(pb_proc_faults(p), 2);
 	EXPECT_CLEAN();
 	t_exit(p);
@@ -280,15 +280,15 @@ static void test_access_errors(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_64K, PB_PROT_READ);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_64K, PB_PROT_NONE), 0);
+	p = t_proc_map(ADDR_A, PAGES(16), PB_PROT_READ);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(16), PB_PROT_NONE), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), -EFAULT);
 	EXPECT(!t_page(p, ADDR_A).present);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);	/* reads are fine */
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), -EFAULT);	/* zero page mapped now */
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_64K, 1), -EFAULT);
-	EXPECT_EQ(pb_load(p, 0, ADDR_A + SZ_64K, &v), -EFAULT);
-	EXPECT_EQ(pb_load(p, 0, ADDR_A - SZ_4K, &v), -EFAULT);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(16), 1), -EFAULT);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + PAGES(16), &v), -EFAULT);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A - PAGE_SIZE, &v), -EFAULT);
 	EXPECT_EQ(pb_load(p, 0, ADDR_B, &v), -EFAULT);
 	EXPECT_EQ(pb_store(p, 0, ADDR_B, 1), -EFAULT);
 	EXPECT_EQ(pb_load(p, NR_CPUS, ADDR_A, &v), -EINVAL);
@@ -310,7 +310,7 @@ static void test_fault_counts(void)
 	int i;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 4 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
 	EXPECT_EQ(pb_proc_faults(p), 1);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
@@ -323,7 +323,7 @@ static void test_fault_counts(void)
 	}
 	EXPECT_EQ(pb_proc_faults(p), 2);
 	/* a write to a fresh page is one fault; each page faults separately */
-	EXPECT(t_fill(p, ADDR_A + SZ_4K, 3, 0));
+	EXPECT(t_fill(p, ADDR_A + PAGE_SIZE, 3, 0));
 	EXPECT_EQ(pb_proc_faults(p), 5);
 	EXPECT_CLEAN();
 	t_exit(p);

@@ -17,11 +17,11 @@ static void test_pin_small(void)
 	unsigned long i, pfn[4];
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 4 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 4, 1));
 	for (i = 0; i < 4; i++)
-		pfn[i] = t_pfn(p, ADDR_A + i * SZ_4K);
-	EXPECT_EQ(pb_gup_fast(p, ADDR_A + SZ_4K, 3, PIN_RW, &pin), 0);
+		pfn[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + PAGE_SIZE, 3, PIN_RW, &pin), 0);
 	EXPECT_EQ(pb_pages_count(pin), 3);
 	EXPECT_CLEAN();
 	EXPECT_EQ(folio_ref_count(t_folio(pfn[0])), 1);
@@ -47,12 +47,12 @@ static void test_pin_and_get_large(void)
 	struct folio *folio;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 16, 0));
 	folio = t_folio(t_pfn(p, ADDR_A));
 	EXPECT_EQ(folio_ref_count(folio), 16);
-	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 2 * SZ_4K, 5, PIN_RW, &pin), 0);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 2 * PAGE_SIZE, 5, PIN_RW, &pin), 0);
 	EXPECT_EQ(folio_ref_count(folio), 16 + 5);
 	EXPECT_EQ(atomic_load(&folio->_pincount), 5);
 	EXPECT_CLEAN();
@@ -86,7 +86,7 @@ static void test_ro_pin_unshares(void)
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 2, 0x30));
 	orig = t_pfn(p, ADDR_A);
 	c = t_fork(p);
@@ -123,17 +123,17 @@ static void test_ro_pin_unshares_large(void)
 	unsigned long orig;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 16, 0x30));
-	orig = t_pfn(p, ADDR_A + 3 * SZ_4K);
+	orig = t_pfn(p, ADDR_A + 3 * PAGE_SIZE);
 	c = t_fork(p);
-	EXPECT_EQ(pb_gup_fast(c, ADDR_A + 3 * SZ_4K, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(pb_gup_fast(c, ADDR_A + 3 * PAGE_SIZE, 1, PB_FOLL_PIN, &pin), 0);
 	EXPECT_CLEAN();
-	EXPECT(t_pfn(c, ADDR_A + 3 * SZ_4K) != orig);
-	EXPECT_EQ(t_page(c, ADDR_A + 3 * SZ_4K).folio_size, SZ_4K);
-	EXPECT_EQ(t_pfn(p, ADDR_A + 3 * SZ_4K), orig);
-	EXPECT_EQ(t_pfn(c, ADDR_A + 4 * SZ_4K), t_pfn(p, ADDR_A + 4 * SZ_4K));
+	EXPECT(t_pfn(c, ADDR_A + 3 * PAGE_SIZE) != orig);
+	EXPECT_EQ(t_page(c, ADDR_A + 3 * PAGE_SIZE).folio_size, PAGE_SIZE);
+	EXPECT_EQ(t_pfn(p, ADDR_A + 3 * PAGE_SIZE), orig);
+	EXPECT_EQ(t_pfn(c, ADDR_A + 4 * PAGE_SIZE), t_pfn(p, ADDR_A + 4 * PAGE_SIZE));
 	pb_pages_release(pin, false);
 	EXPECT_CLEAN();
 	t_exit(c);
@@ -150,13 +150,13 @@ static void test_ro_pin_after_exit_no_copy(void)
 	uint64_t copies;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_64K, RW), 0);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(16), RW), 0);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
 	EXPECT(t_fill(p, ADDR_B, 16, 1));
 	pfn = t_pfn(p, ADDR_A);
-	pfn64 = t_pfn(p, ADDR_B + 5 * SZ_4K);
+	pfn64 = t_pfn(p, ADDR_B + 5 * PAGE_SIZE);
 	c = t_fork(p);
 	t_exit(c);
 	copies = t_stat(PB_STAT_folio_copy);
@@ -165,8 +165,8 @@ static void test_ro_pin_after_exit_no_copy(void)
 	EXPECT(PageAnonExclusive(pfn_to_page(pfn)));
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
-	EXPECT_EQ(pb_gup_fast(p, ADDR_B + 5 * SZ_4K, 1, PB_FOLL_PIN, &pin), 0);
-	EXPECT_EQ(t_pfn(p, ADDR_B + 5 * SZ_4K), pfn64);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_B + 5 * PAGE_SIZE, 1, PB_FOLL_PIN, &pin), 0);
+	EXPECT_EQ(t_pfn(p, ADDR_B + 5 * PAGE_SIZE), pfn64);
 	EXPECT(PageAnonExclusive(pfn_to_page(pfn64)));
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
@@ -185,7 +185,7 @@ static void test_write_pin_breaks_cow(void)
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 0x50));
 	orig = t_pfn(p, ADDR_A);
 	c = t_fork(p);
@@ -220,15 +220,15 @@ static void test_write_pin_prot_read(void)
 	unsigned long pfn;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 2, 1));
-	EXPECT_EQ(pb_mprotect(p, ADDR_A + SZ_4K, SZ_4K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + PAGE_SIZE, PAGE_SIZE, PB_PROT_READ), 0);
 	pfn = t_pfn(p, ADDR_A);
-	EXPECT_EQ(pb_gup_fast(p, ADDR_A + SZ_4K, 1, PIN_RW, &pin), -EFAULT);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + PAGE_SIZE, 1, PIN_RW, &pin), -EFAULT);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PIN_RW, &pin), -EFAULT);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PB_FOLL_GET | PB_FOLL_WRITE, &pin), -EFAULT);
 	EXPECT_EQ(folio_ref_count(t_folio(pfn)), 1);
-	EXPECT_EQ(folio_ref_count(t_folio(t_pfn(p, ADDR_A + SZ_4K))), 1);
+	EXPECT_EQ(folio_ref_count(t_folio(t_pfn(p, ADDR_A + PAGE_SIZE))), 1);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_B, 1, PIN_RW, &pin), -EFAULT);	/* no VMA */
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN | PB_FOLL_GET, &pin), -EINVAL);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_GET | PB_FOLL_LONGTERM, &pin), -EINVAL);
@@ -258,13 +258,13 @@ static void test_fast_only(void)
 	long got;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 8 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 8 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 3, 0));
-	EXPECT(t_fill(p, ADDR_A + 4 * SZ_4K, 4, 0));
+	EXPECT(t_fill(p, ADDR_A + 4 * PAGE_SIZE, 4, 0));
 	pfn0 = t_pfn(p, ADDR_A);
 	faults = pb_proc_faults(p);
 	slow = t_stat(PB_STAT_gup_slow_pages);
-	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 4 * SZ_4K, 4,
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 4 * PAGE_SIZE, 4,
 			      PIN_RW | PB_FOLL_FAST_ONLY, &pin), 0);
 	EXPECT_EQ(t_stat(PB_STAT_gup_fast_pages) - fast, 4);
 	EXPECT_EQ(t_stat(PB_STAT_gup_slow_pages) - slow, 0);
@@ -274,7 +274,7 @@ static void test_fast_only(void)
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 8, PIN_RW | PB_FOLL_FAST_ONLY, &pin),
 		  -EFAULT);
 	EXPECT_EQ(pb_proc_faults(p), faults);
-	EXPECT(!t_page(p, ADDR_A + 3 * SZ_4K).present);
+	EXPECT(!t_page(p, ADDR_A + 3 * PAGE_SIZE).present);
 	EXPECT_EQ(folio_ref_count(t_folio(pfn0)), 1);
 	EXPECT_CLEAN();
 
@@ -310,9 +310,9 @@ static void test_zero_page_pins(void)
 
 	t_begin(SZ_64M);
 	zero = pfn_folio(machine.zero_pfn);
-	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
-	EXPECT_EQ(pb_load(p, 0, ADDR_A + SZ_4K, &v), 0);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + PAGE_SIZE, &v), 0);
 	ref = folio_ref_count(zero);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PB_FOLL_PIN, &pin), 0);
 	EXPECT_EQ(folio_ref_count(zero), ref);
@@ -328,7 +328,7 @@ static void test_zero_page_pins(void)
 	EXPECT(t_pfn(p, ADDR_A) != machine.zero_pfn);
 	EXPECT(!t_writable(p, ADDR_A));
 	EXPECT_EQ(folio_ref_count(t_folio(t_pfn(p, ADDR_A))), 1 + GUP_PIN_COUNTING_BIAS);
-	EXPECT_EQ(t_pfn(p, ADDR_A + SZ_4K), machine.zero_pfn);
+	EXPECT_EQ(t_pfn(p, ADDR_A + PAGE_SIZE), machine.zero_pfn);
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
 	EXPECT_EQ(folio_ref_count(zero), ref);
@@ -348,8 +348,8 @@ static void test_fast_atomic_counts(void)
 	uint64_t ref, pinc, fast;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 16, 0));
 
 	ref = t_stat(PB_STAT_folio_ref_atomic);
@@ -390,7 +390,7 @@ static void test_preallocated_pages(void)
 	int round;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 4 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 4, 1));
 	pfn = t_pfn(p, ADDR_A);
 	set = pb_pages_alloc(4);
@@ -409,7 +409,7 @@ static void test_preallocated_pages(void)
 		EXPECT_CLEAN();
 	}
 	/* Past the VMA: fails, holds nothing, and the set stays usable. */
-	EXPECT_EQ(pb_gup_fast_into(p, ADDR_A + SZ_4K, 4, PIN_RW, set), -EFAULT);
+	EXPECT_EQ(pb_gup_fast_into(p, ADDR_A + PAGE_SIZE, 4, PIN_RW, set), -EFAULT);
 	EXPECT_EQ(pb_pages_count(set), 0);
 	EXPECT_EQ(pb_gup_fast_into(p, ADDR_A, 1, PB_FOLL_GET, set), 0);
 	EXPECT_EQ(folio_ref_count(t_folio(pfn)), 2);

@@ -19,10 +19,21 @@
 
 #define RW (PB_PROT_READ | PB_PROT_WRITE)
 
-/* A small machine, so running out takes a few thousand stores. */
-#define MACHINE (16UL << 20)
+/*
+ * A small machine, so running out takes a few thousand stores: 16M, or
+ * the four PMD-size blocks pb_init() needs where that is more (128M with
+ * 16K pages, 2G with 64K).
+ */
+#define MACHINE (16UL << 20 > 4 * PMD_SIZE ? 16UL << 20 : 4 * PMD_SIZE)
 /* More than the machine has, mapped but not yet touched. */
 #define TOO_MUCH (4 * MACHINE)
+/*
+ * Where the regions go, TOO_MUCH apart at least: 256M, 512M and 768M
+ * (pbtest.h's ADDR_A and ADDR_B) with 4K pages.
+ */
+#define LIM_SPAN (2 * TOO_MUCH > 0x10000000UL ? 2 * TOO_MUCH : 0x10000000UL)
+#define LIM_A (LIM_SPAN)
+#define LIM_B (2 * LIM_SPAN)
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -37,7 +48,7 @@ static int fill_until_error(struct pb_proc *p, unsigned long addr,
 {
 	int err = 0;
 
-	for (*done = 0; *done < len; *done += SZ_4K) {
+	for (*done = 0; *done < len; *done += PAGE_SIZE) {
 		err = pb_store(p, 0, addr + *done, value);
 		if (err)
 			break;
@@ -51,7 +62,7 @@ static int fill_until_error(struct pb_proc *p, unsigned long addr,
  * pages; their page table stays) and see what an operation does with
  * them.  It is an ordinary process, so the checker stays meaningful.
  */
-#define ADDR_BALLAST 0x30000000UL
+#define ADDR_BALLAST (3 * LIM_SPAN)
 
 static struct {
 	struct pb_proc *p;
@@ -80,7 +91,7 @@ static bool ballast_fill(void)
 /* Give @n frames back to the machine: zap the last @n ballast pages. */
 static void ballast_release(unsigned long n)
 {
-	n = n * SZ_4K < ballast.len ? n * SZ_4K : ballast.len;
+	n = n * PAGE_SIZE < ballast.len ? n * PAGE_SIZE : ballast.len;
 	if (!n)
 		return;
 	ballast.len -= n;
@@ -127,13 +138,13 @@ static void test_init_limits(void)
 	bool refused;
 
 	t.ok = true;
-	expect_init_refused(PB_MAX_MEMORY + SZ_2M, -ENOMEM);
+	expect_init_refused(PB_MAX_MEMORY + PMD_SIZE, -ENOMEM);
 	expect_init_refused(~0UL, -ENOMEM);
-	expect_init_refused(~0UL & ~(SZ_2M - 1), -ENOMEM);
-	expect_init_refused(3 * SZ_2M, -EINVAL);
+	expect_init_refused(~0UL & ~(PMD_SIZE - 1), -ENOMEM);
+	expect_init_refused(3 * PMD_SIZE, -EINVAL);
 	refused = t.ok;
 	if (t_begin(MACHINE)) {
-		EXPECT_EQ(machine.nr_frames, MACHINE / SZ_4K);
+		EXPECT_EQ(machine.nr_frames, MACHINE / PAGE_SIZE);
 		EXPECT_EQ(pb_init(&cfg), -EBUSY);
 	}
 	t_finish();
@@ -150,8 +161,8 @@ static const struct fault_case {
 	bool hugepage;			/* MADV_HUGEPAGE on the region */
 } fault_cases[] = {
 	{ "4K folios", 0, false },
-	{ "64K mTHP falling back to 4K", SZ_64K, false },
-	{ "2M THP falling back to 4K", SZ_2M, true },
+	{ "64K mTHP falling back to 4K", PAGES(16), false },
+	{ "2M THP falling back to 4K", PMD_SIZE, true },
 };
 
 static const struct fault_case *fault_case;
@@ -177,30 +188,30 @@ static void body_fault_runs_out(void)
 		return;
 	if (c->thp_size)
 		EXPECT_EQ(pb_set_thp_policy(c->thp_size, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, TOO_MUCH, RW);
+	p = t_proc_map(LIM_A, TOO_MUCH, RW);
 	if (!p)
 		goto out;
 	if (c->hugepage)
-		EXPECT_EQ(pb_madvise(p, ADDR_A, TOO_MUCH, PB_MADV_HUGEPAGE), 0);
+		EXPECT_EQ(pb_madvise(p, LIM_A, TOO_MUCH, PB_MADV_HUGEPAGE), 0);
 	fails = alloc_fails();
-	err = fill_until_error(p, ADDR_A, TOO_MUCH, 0x5a, &done);
+	err = fill_until_error(p, LIM_A, TOO_MUCH, 0x5a, &done);
 	EXPECT_EQ(err, -ENOMEM);
-	EXPECT(done >= SZ_2M && done < MACHINE);
+	EXPECT(done >= PMD_SIZE && done < MACHINE);
 	EXPECT_EQ(nr_free_frames(), 0);
 	EXPECT(alloc_fails() > fails);
-	EXPECT(!t_page(p, ADDR_A + done).present);
+	EXPECT(!t_page(p, LIM_A + done).present);
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + done, 0x5a), -ENOMEM);
-	EXPECT(t_data_is(p, ADDR_A, 1, 0x5a));
-	EXPECT(t_data_is(p, ADDR_A + done - SZ_4K, 1, 0x5a));
+	EXPECT_EQ(pb_store(p, 0, LIM_A + done, 0x5a), -ENOMEM);
+	EXPECT(t_data_is(p, LIM_A, 1, 0x5a));
+	EXPECT(t_data_is(p, LIM_A + done - PAGE_SIZE, 1, 0x5a));
 	EXPECT_CLEAN();
 	/* The first PMD's worth back: the failing store now succeeds. */
-	EXPECT_EQ(pb_munmap(p, ADDR_A, SZ_2M), 0);
-	EXPECT(nr_free_frames() >= SZ_2M / SZ_4K);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + done, 0x5b), 0);
-	EXPECT(t_data_is(p, ADDR_A + done, 1, 0x5b));
+	EXPECT_EQ(pb_munmap(p, LIM_A, PMD_SIZE), 0);
+	EXPECT(nr_free_frames() >= PMD_SIZE / PAGE_SIZE);
+	EXPECT_EQ(pb_store(p, 0, LIM_A + done, 0x5b), 0);
+	EXPECT(t_data_is(p, LIM_A + done, 1, 0x5b));
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_munmap(p, ADDR_A, TOO_MUCH), 0);
+	EXPECT_EQ(pb_munmap(p, LIM_A, TOO_MUCH), 0);
 	t_exit(p);
 	EXPECT_EQ(pb_frames_in_use(), t.baseline);
 out:
@@ -219,30 +230,30 @@ out:
  */
 static void body_cow_runs_out(void)
 {
-	unsigned long done, pfn, n = SZ_1M / SZ_4K;
+	unsigned long done, pfn, n = PAGES(256) / PAGE_SIZE;
 	struct pb_proc *p0, *p1 = NULL;
 
 	if (!t_begin(MACHINE))
 		return;
-	p0 = t_proc_map(ADDR_A, SZ_1M, RW);
-	if (!p0 || !t_fill(p0, ADDR_A, n, 1))
+	p0 = t_proc_map(LIM_A, PAGES(256), RW);
+	if (!p0 || !t_fill(p0, LIM_A, n, 1))
 		goto out;
 	p1 = t_fork(p0);
-	if (!p1 || !EXPECT_EQ(pb_mmap(p0, ADDR_B, TOO_MUCH, RW), 0))
+	if (!p1 || !EXPECT_EQ(pb_mmap(p0, LIM_B, TOO_MUCH, RW), 0))
 		goto out;
-	EXPECT_EQ(fill_until_error(p0, ADDR_B, TOO_MUCH, 0x5a, &done), -ENOMEM);
+	EXPECT_EQ(fill_until_error(p0, LIM_B, TOO_MUCH, 0x5a, &done), -ENOMEM);
 	EXPECT_EQ(nr_free_frames(), 0);
-	pfn = t_pfn(p1, ADDR_A);
-	EXPECT_EQ(pb_store(p1, 0, ADDR_A, 0x77), -ENOMEM);
-	EXPECT_EQ(t_pfn(p1, ADDR_A), pfn);
-	EXPECT_EQ(t_pfn(p0, ADDR_A), pfn);
-	EXPECT(t_data_is(p0, ADDR_A, n, 1));
-	EXPECT(t_data_is(p1, ADDR_A, n, 1));
+	pfn = t_pfn(p1, LIM_A);
+	EXPECT_EQ(pb_store(p1, 0, LIM_A, 0x77), -ENOMEM);
+	EXPECT_EQ(t_pfn(p1, LIM_A), pfn);
+	EXPECT_EQ(t_pfn(p0, LIM_A), pfn);
+	EXPECT(t_data_is(p0, LIM_A, n, 1));
+	EXPECT(t_data_is(p1, LIM_A, n, 1));
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_munmap(p0, ADDR_B, SZ_2M), 0);
-	EXPECT_EQ(pb_store(p1, 0, ADDR_A, 0x77), 0);
-	EXPECT(t_pfn(p1, ADDR_A) != pfn);
-	EXPECT(t_data_is(p0, ADDR_A, n, 1));
+	EXPECT_EQ(pb_munmap(p0, LIM_B, PMD_SIZE), 0);
+	EXPECT_EQ(pb_store(p1, 0, LIM_A, 0x77), 0);
+	EXPECT(t_pfn(p1, LIM_A) != pfn);
+	EXPECT(t_data_is(p0, LIM_A, n, 1));
 	EXPECT_CLEAN();
 out:
 	t_exit(p1);
@@ -284,15 +295,15 @@ static void body_fork_runs_out(void)
 
 	if (!t_begin(MACHINE))
 		return;
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
-	if (!p || !t_fill(p, ADDR_A, 16, 1))
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	p = t_proc_map(LIM_A, PAGES(16), RW);
+	if (!p || !t_fill(p, LIM_A, 16, 1))
 		goto out;
-	if (c->pinned && !EXPECT_EQ(pb_gup_fast(p, ADDR_A, 16, PB_FOLL_PIN |
+	if (c->pinned && !EXPECT_EQ(pb_gup_fast(p, LIM_A, 16, PB_FOLL_PIN |
 						PB_FOLL_WRITE | PB_FOLL_LONGTERM,
 						&pin), 0))
 		goto out;
-	folio = t_folio(t_pfn(p, ADDR_A));
+	folio = t_folio(t_pfn(p, LIM_A));
 	EXPECT_EQ(folio_order(folio), 4);
 	ref = folio_ref_count(folio);
 	map = folio_mapcount(folio);
@@ -311,7 +322,7 @@ static void body_fork_runs_out(void)
 		EXPECT_EQ(folio_ref_count(folio), ref);
 		EXPECT_EQ(folio_mapcount(folio), map);
 		EXPECT_EQ(atomic_load(&folio->_pincount), pins);
-		EXPECT(t_data_is(p, ADDR_A, 16, 1));
+		EXPECT(t_data_is(p, LIM_A, 16, 1));
 		EXPECT_CLEAN();
 		if (!t.ok || !ballast_fill())
 			break;
@@ -319,7 +330,7 @@ static void body_fork_runs_out(void)
 	if (EXPECT_EQ(err, 0)) {
 		tap_diag("fork failed with 0..%d frames free, succeeded with %lu",
 			 failed - 1, k);
-		EXPECT(t_data_is(child, ADDR_A, 16, 1));
+		EXPECT(t_data_is(child, LIM_A, 16, 1));
 		EXPECT_CLEAN();
 		pb_exit(child);
 	}
@@ -354,23 +365,23 @@ static void body_pin_runs_out(void)
 
 	if (!t_begin(MACHINE))
 		return;
-	p = t_proc_map(ADDR_A, TOO_MUCH, RW);
+	p = t_proc_map(LIM_A, TOO_MUCH, RW);
 	if (!p)
 		goto out;
-	EXPECT_EQ(pb_gup_fast(p, ADDR_A, TOO_MUCH / SZ_4K, foll, &pin), -EFAULT);
+	EXPECT_EQ(pb_gup_fast(p, LIM_A, TOO_MUCH / PAGE_SIZE, foll, &pin), -EFAULT);
 	EXPECT(pin == NULL);
 	EXPECT_EQ(nr_free_frames(), 0);
-	EXPECT(t_page(p, ADDR_A).present);
-	folio = t_folio(t_pfn(p, ADDR_A));
+	EXPECT(t_page(p, LIM_A).present);
+	folio = t_folio(t_pfn(p, LIM_A));
 	EXPECT(!folio_maybe_dma_pinned(folio));
 	EXPECT_EQ(folio_ref_count(folio), 1);
 	EXPECT_CLEAN();
 	/* Past what was faulted in: nothing to pin, nothing to fault in. */
-	EXPECT_EQ(pb_gup_fast(p, ADDR_A + TOO_MUCH - SZ_64K, 16, foll, &pin),
+	EXPECT_EQ(pb_gup_fast(p, LIM_A + TOO_MUCH - PAGES(16), 16, foll, &pin),
 		  -ENOMEM);
 	EXPECT(pin == NULL);
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_munmap(p, ADDR_A, TOO_MUCH), 0);
+	EXPECT_EQ(pb_munmap(p, LIM_A, TOO_MUCH), 0);
 	t_exit(p);
 	EXPECT_EQ(pb_frames_in_use(), t.baseline);
 out:
@@ -396,21 +407,21 @@ static void body_table_runs_out(void)
 
 	if (!t_begin(MACHINE))
 		return;
-	p = t_proc_map(ADDR_A, TOO_MUCH, RW);
-	if (!p || !EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_64K, PB_PROT_READ), 0))
+	p = t_proc_map(LIM_A, TOO_MUCH, RW);
+	if (!p || !EXPECT_EQ(pb_mmap(p, LIM_B, PAGES(16), PB_PROT_READ), 0))
 		goto out;
-	EXPECT_EQ(fill_until_error(p, ADDR_A, TOO_MUCH, 0x5a, &done), -ENOMEM);
+	EXPECT_EQ(fill_until_error(p, LIM_A, TOO_MUCH, 0x5a, &done), -ENOMEM);
 	EXPECT_EQ(nr_free_frames(), 0);
 	fails = alloc_fails();
-	EXPECT_EQ(pb_load(p, 0, ADDR_B, &v), -ENOMEM);
+	EXPECT_EQ(pb_load(p, 0, LIM_B, &v), -ENOMEM);
 	EXPECT_EQ(alloc_fails(), fails + 1);
-	EXPECT(!t_page(p, ADDR_B).present);
+	EXPECT(!t_page(p, LIM_B).present);
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_munmap(p, ADDR_A + done - SZ_4K, SZ_4K), 0);
+	EXPECT_EQ(pb_munmap(p, LIM_A + done - PAGE_SIZE, PAGE_SIZE), 0);
 	EXPECT_EQ(nr_free_frames(), 1);
-	EXPECT_EQ(pb_load(p, 0, ADDR_B, &v), 0);
+	EXPECT_EQ(pb_load(p, 0, LIM_B, &v), 0);
 	EXPECT_EQ(v, 0);
-	EXPECT(t_page(p, ADDR_B).present);
+	EXPECT(t_page(p, LIM_B).present);
 	EXPECT_EQ(alloc_fails(), fails + 1);
 	EXPECT_CLEAN();
 out:
@@ -436,19 +447,19 @@ static void body_fallback_not_counted(void)
 
 	if (!t_begin(MACHINE))
 		return;
-	EXPECT_EQ(pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS), 0);
-	p = t_proc_map(ADDR_A, 2 * SZ_64K, RW);
-	if (!p || !EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0) ||
+	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	p = t_proc_map(LIM_A, 2 * PAGES(16), RW);
+	if (!p || !EXPECT_EQ(pb_store(p, 0, LIM_A, 1), 0) ||
 	    !ballast_fill())
 		goto out;
 	ballast_release(1);
 	fails = alloc_fails();
 	EXPECT(folio_alloc(4) == NULL);
 	EXPECT_EQ(alloc_fails(), fails);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_64K, 2), 0);
-	EXPECT_EQ(t_page(p, ADDR_A + SZ_64K).folio_size, SZ_4K);
+	EXPECT_EQ(pb_store(p, 0, LIM_A + PAGES(16), 2), 0);
+	EXPECT_EQ(t_page(p, LIM_A + PAGES(16)).folio_size, PAGE_SIZE);
 	EXPECT_EQ(alloc_fails(), fails);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_64K + SZ_4K, 3), -ENOMEM);
+	EXPECT_EQ(pb_store(p, 0, LIM_A + PAGES(16) + PAGE_SIZE, 3), -ENOMEM);
 	EXPECT_EQ(alloc_fails(), fails + 1);
 	EXPECT_CLEAN();
 out:

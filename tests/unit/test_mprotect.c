@@ -12,7 +12,7 @@ static bool all_writable(struct pb_proc *p, unsigned long addr, unsigned long n)
 	unsigned long i;
 
 	for (i = 0; i < n; i++)
-		if (!t_writable(p, addr + i * SZ_4K))
+		if (!t_writable(p, addr + i * PAGE_SIZE))
 			return false;
 	return true;
 }
@@ -24,17 +24,17 @@ static void test_ro_rw_exclusive_no_faults(void)
 	unsigned long faults;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, 4 * SZ_4K, RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, SZ_64K, RW), 0);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(16), RW), 0);
 	EXPECT(t_fill(p, ADDR_A, 4, 0));
 	EXPECT(t_fill(p, ADDR_B, 16, 0));
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, 4 * SZ_4K, PB_PROT_READ), 0);
-	EXPECT_EQ(pb_mprotect(p, ADDR_B, SZ_64K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, 4 * PAGE_SIZE, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_B, PAGES(16), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
-	EXPECT(!t_writable(p, ADDR_A) && !t_writable(p, ADDR_B + 5 * SZ_4K));
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, 4 * SZ_4K, RW), 0);
-	EXPECT_EQ(pb_mprotect(p, ADDR_B, SZ_64K, RW), 0);
+	EXPECT(!t_writable(p, ADDR_A) && !t_writable(p, ADDR_B + 5 * PAGE_SIZE));
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, 4 * PAGE_SIZE, RW), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_B, PAGES(16), RW), 0);
 	EXPECT_CLEAN();
 	EXPECT(all_writable(p, ADDR_A, 4));
 	EXPECT(all_writable(p, ADDR_B, 16));
@@ -55,12 +55,12 @@ static void test_ro_rw_shared_still_copies(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 0x10));
 	pfn = t_pfn(p, ADDR_A);
 	c = t_fork(p);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_4K, PB_PROT_READ), 0);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_4K, RW), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, RW), 0);
 	EXPECT_CLEAN();
 	EXPECT(!t_writable(p, ADDR_A));
 	faults = pb_proc_faults(p);
@@ -88,26 +88,26 @@ static void partial_64k_split_merge(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 16, 0));
-	pfn5 = t_pfn(p, ADDR_A + 5 * SZ_4K);
+	pfn5 = t_pfn(p, ADDR_A + 5 * PAGE_SIZE);
 	EXPECT_EQ(mm_of(p)->nr_vmas, 1);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A + 4 * SZ_4K, 4 * SZ_4K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + 4 * PAGE_SIZE, 4 * PAGE_SIZE, PB_PROT_READ), 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(mm_of(p)->nr_vmas, 3);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 5 * SZ_4K, 1), -EFAULT);
-	EXPECT_EQ(pb_load(p, 0, ADDR_A + 5 * SZ_4K, &v), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 5 * PAGE_SIZE, 1), -EFAULT);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + 5 * PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 5);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 3 * SZ_4K, 1), 0);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * SZ_4K, 1), 0);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A + 4 * SZ_4K, 4 * SZ_4K, RW), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 3 * PAGE_SIZE, 1), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * PAGE_SIZE, 1), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + 4 * PAGE_SIZE, 4 * PAGE_SIZE, RW), 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(mm_of(p)->nr_vmas, 1);
 	EXPECT(all_writable(p, ADDR_A, 16));
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 5 * SZ_4K, 2), 0);
-	EXPECT_EQ(t_pfn(p, ADDR_A + 5 * SZ_4K), pfn5);
-	EXPECT_EQ(t_page(p, ADDR_A + 5 * SZ_4K).folio_size, SZ_64K);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 5 * PAGE_SIZE, 2), 0);
+	EXPECT_EQ(t_pfn(p, ADDR_A + 5 * PAGE_SIZE), pfn5);
+	EXPECT_EQ(t_page(p, ADDR_A + 5 * PAGE_SIZE).folio_size, PAGES(16));
 	EXPECT_EQ(pb_proc_faults(p), 1);
 	EXPECT_CLEAN();
 	t_exit(p);
@@ -126,16 +126,16 @@ static void adjacent_mmaps_merge(void)
 	struct pb_proc *p;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_A + SZ_64K, SZ_64K, RW), 0);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_A + PAGES(16), PAGES(16), RW), 0);
 	EXPECT_EQ(mm_of(p)->nr_vmas, 1);
 	if (mm_of(p)->nr_vmas == 1) {
 		EXPECT_EQ(mm_of(p)->vmas[0]->vm_start, ADDR_A);
-		EXPECT_EQ(mm_of(p)->vmas[0]->vm_end, ADDR_A + 2 * SZ_64K);
+		EXPECT_EQ(mm_of(p)->vmas[0]->vm_end, ADDR_A + 2 * PAGES(16));
 	}
 	EXPECT(t_fill(p, ADDR_A, 32, 0));
-	EXPECT_EQ(t_page(p, ADDR_A + SZ_64K).folio_size, SZ_64K);
+	EXPECT_EQ(t_page(p, ADDR_A + PAGES(16)).folio_size, PAGES(16));
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_finish();
@@ -151,15 +151,15 @@ static void test_hole_enomem(void)
 	struct pb_proc *p;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_A + 2 * SZ_64K, SZ_64K, RW), 0);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, 3 * SZ_64K, PB_PROT_READ), -ENOMEM);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
+	EXPECT_EQ(pb_mmap(p, ADDR_A + 2 * PAGES(16), PAGES(16), RW), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, 3 * PAGES(16), PB_PROT_READ), -ENOMEM);
 	EXPECT_CLEAN();
-	EXPECT_EQ(pb_mprotect(p, ADDR_A + SZ_64K, SZ_64K, PB_PROT_READ), -ENOMEM);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A + SZ_64K, 2 * SZ_64K, PB_PROT_READ), -ENOMEM);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A + 1, SZ_4K, PB_PROT_READ), -EINVAL);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + PAGES(16), PAGES(16), PB_PROT_READ), -ENOMEM);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + PAGES(16), 2 * PAGES(16), PB_PROT_READ), -ENOMEM);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A + 1, PAGE_SIZE, PB_PROT_READ), -EINVAL);
 	/* the mapped part after the hole was not touched */
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 2 * SZ_64K, 1), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + 2 * PAGES(16), 1), 0);
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("mprotect: a range over a hole fails with -ENOMEM");
@@ -173,16 +173,16 @@ static void test_prot_none_round_trip(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 2, 0x70));
 	pfn = t_pfn(p, ADDR_A);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, 2 * SZ_4K, PB_PROT_NONE), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, 2 * PAGE_SIZE, PB_PROT_NONE), 0);
 	EXPECT_CLEAN();
 	EXPECT(pte_protnone(t_entry(p, ADDR_A, NULL)));
 	EXPECT_EQ(pte_pfn(t_entry(p, ADDR_A, NULL)), pfn);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), -EFAULT);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), -EFAULT);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, 2 * SZ_4K, RW), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, 2 * PAGE_SIZE, RW), 0);
 	EXPECT_CLEAN();
 	faults = pb_proc_faults(p);
 	EXPECT(t_data_is(p, ADDR_A, 2, 0x70));
@@ -202,33 +202,33 @@ static void test_pmd_whole_and_partial(void)
 	unsigned long faults;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_2M, RW);
+	pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PMD_SIZE, RW);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
 	splits = t_stat(PB_STAT_pmd_split);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_2M, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PMD_SIZE, PB_PROT_READ), 0);
 	EXPECT_CLEAN();
 	EXPECT(t_pmd_mapped(p, ADDR_A));
 	EXPECT(!t_writable(p, ADDR_A));
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_1M, 1), -EFAULT);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_2M, RW), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + (PMD_SIZE / 2), 1), -EFAULT);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PMD_SIZE, RW), 0);
 	EXPECT_CLEAN();
 	EXPECT(t_pmd_mapped(p, ADDR_A));
 	EXPECT(t_writable(p, ADDR_A));
 	faults = pb_proc_faults(p);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_1M, 2), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + (PMD_SIZE / 2), 2), 0);
 	EXPECT_EQ(pb_proc_faults(p) - faults, 0);
 	EXPECT_EQ(t_stat(PB_STAT_pmd_split) - splits, 0);
 
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_1M, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, (PMD_SIZE / 2), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(t_stat(PB_STAT_pmd_split) - splits, 1);
 	EXPECT(!t_pmd_mapped(p, ADDR_A));
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, SZ_2M);
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PMD_SIZE);
 	EXPECT(!t_writable(p, ADDR_A));
-	EXPECT(t_writable(p, ADDR_A + SZ_1M));
+	EXPECT(t_writable(p, ADDR_A + (PMD_SIZE / 2)));
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 3), -EFAULT);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_1M + SZ_4K, 3), 0);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + (PMD_SIZE / 2) + PAGE_SIZE, 3), 0);
 	EXPECT_EQ(pb_proc_faults(p) - faults, 0);
 	EXPECT_CLEAN();
 	t_exit(p);

@@ -22,21 +22,21 @@ static void test_move_half_64k(void)
 	bool same = true;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 16, 0x20));
 	for (i = 0; i < 16; i++)
-		pfn[i] = t_pfn(p, ADDR_A + i * SZ_4K);
+		pfn[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
 	folio = t_folio(pfn[0]);
-	EXPECT_EQ(pb_mremap(p, ADDR_A + SZ_32K, SZ_32K, ADDR_B), 0);
+	EXPECT_EQ(pb_mremap(p, ADDR_A + PAGES(8), PAGES(8), ADDR_B), 0);
 	EXPECT_CLEAN();
 	for (i = 0; i < 8; i++) {
-		struct pb_page_info old = t_page(p, ADDR_A + i * SZ_4K);
-		struct pb_page_info new = t_page(p, ADDR_B + i * SZ_4K);
+		struct pb_page_info old = t_page(p, ADDR_A + i * PAGE_SIZE);
+		struct pb_page_info new = t_page(p, ADDR_B + i * PAGE_SIZE);
 
 		same &= old.pfn == pfn[i] && new.pfn == pfn[8 + i];
-		same &= new.folio_size == SZ_64K && new.index == 8 + i;
-		same &= !t_page(p, ADDR_A + SZ_32K + i * SZ_4K).present;
+		same &= new.folio_size == PAGES(16) && new.index == 8 + i;
+		same &= !t_page(p, ADDR_A + PAGES(8) + i * PAGE_SIZE).present;
 	}
 	EXPECT(same);
 	EXPECT(t_folio(pfn[15]) == folio);
@@ -48,7 +48,7 @@ static void test_move_half_64k(void)
 	EXPECT(t_writable(p, ADDR_B));
 	EXPECT(t_fill(p, ADDR_B, 8, 0x30));
 	EXPECT_EQ(pb_proc_faults(p), 1);
-	EXPECT_EQ(pb_load(p, 0, ADDR_A + SZ_32K, &(uint8_t){ 0 }), -EFAULT);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + PAGES(8), &(uint8_t){ 0 }), -EFAULT);
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("mremap: moving half of a 64K folio keeps its pfns (one folio, two places)");
@@ -62,22 +62,22 @@ static void test_move_half_64k(void)
  */
 static void test_move_across_pmd_boundary(void)
 {
-	const unsigned long dst = ADDR_B + SZ_2M - SZ_32K;
+	const unsigned long dst = ADDR_B + PMD_SIZE - PAGES(8);
 	struct pb_proc *p;
 	unsigned long pfn[16], i;
 	bool same = true, gone = true;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_64K, RW);
+	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 16, 0x40));
 	for (i = 0; i < 16; i++)
-		pfn[i] = t_pfn(p, ADDR_A + i * SZ_4K);
-	EXPECT_EQ(pb_mremap(p, ADDR_A, SZ_64K, dst), 0);
+		pfn[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
+	EXPECT_EQ(pb_mremap(p, ADDR_A, PAGES(16), dst), 0);
 	EXPECT_CLEAN();
 	for (i = 0; i < 16; i++) {
-		same &= t_pfn(p, dst + i * SZ_4K) == pfn[i];
-		gone &= !t_page(p, ADDR_A + i * SZ_4K).present;
+		same &= t_pfn(p, dst + i * PAGE_SIZE) == pfn[i];
+		gone &= !t_page(p, ADDR_A + i * PAGE_SIZE).present;
 	}
 	EXPECT(same);
 	EXPECT(gone);
@@ -98,13 +98,13 @@ static void test_unmapped_start_efault(void)
 	struct pb_proc *p;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A + SZ_4K, 2 * SZ_4K, RW);
-	EXPECT(t_fill(p, ADDR_A + SZ_4K, 2, 1));
-	EXPECT_EQ(pb_mremap(p, ADDR_A, 3 * SZ_4K, ADDR_B), -EFAULT);
-	EXPECT(t_page(p, ADDR_A + SZ_4K).present);
-	EXPECT(!t_page(p, ADDR_B + SZ_4K).present);
-	EXPECT_EQ(pb_mremap(p, ADDR_A + SZ_4K, 2 * SZ_4K, ADDR_A + 2 * SZ_4K), -EINVAL);	/* overlap */
-	EXPECT_EQ(pb_mremap(p, ADDR_A + 1, SZ_4K, ADDR_B), -EINVAL);
+	p = t_proc_map(ADDR_A + PAGE_SIZE, 2 * PAGE_SIZE, RW);
+	EXPECT(t_fill(p, ADDR_A + PAGE_SIZE, 2, 1));
+	EXPECT_EQ(pb_mremap(p, ADDR_A, 3 * PAGE_SIZE, ADDR_B), -EFAULT);
+	EXPECT(t_page(p, ADDR_A + PAGE_SIZE).present);
+	EXPECT(!t_page(p, ADDR_B + PAGE_SIZE).present);
+	EXPECT_EQ(pb_mremap(p, ADDR_A + PAGE_SIZE, 2 * PAGE_SIZE, ADDR_A + 2 * PAGE_SIZE), -EINVAL);	/* overlap */
+	EXPECT_EQ(pb_mremap(p, ADDR_A + 1, PAGE_SIZE, ADDR_B), -EINVAL);
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("mremap: a range whose first page is unmapped fails with -EFAULT");
@@ -117,16 +117,16 @@ static void test_move_pmd(void)
 	unsigned long pfn;
 
 	t_begin(SZ_64M);
-	pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, SZ_2M, RW);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + SZ_4K, 0x61), 0);
+	pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
+	p = t_proc_map(ADDR_A, PMD_SIZE, RW);
+	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGE_SIZE, 0x61), 0);
 	pfn = t_pfn(p, ADDR_A);
-	EXPECT_EQ(pb_mremap(p, ADDR_A, SZ_2M, ADDR_B), 0);
+	EXPECT_EQ(pb_mremap(p, ADDR_A, PMD_SIZE, ADDR_B), 0);
 	EXPECT_CLEAN();
 	EXPECT(t_pmd_mapped(p, ADDR_B));
 	EXPECT_EQ(t_pfn(p, ADDR_B), pfn);
 	EXPECT(!t_page(p, ADDR_A).present);
-	EXPECT(t_data_is(p, ADDR_B + SZ_4K, 1, 0x61));
+	EXPECT(t_data_is(p, ADDR_B + PAGE_SIZE, 1, 0x61));
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("mremap: a whole PMD-mapped THP moves as a PMD");

@@ -9,7 +9,7 @@
 #include "tests/unit/pbtest.h"
 
 /* The smallest machine memmap_init accepts: four PMD-size blocks. */
-#define MIN_MEMORY	(4 * SZ_2M)
+#define MIN_MEMORY	(4 * PMD_SIZE)
 
 /* Folios of every order are naturally aligned, refcount 1, one compound. */
 static void test_orders_aligned(void)
@@ -59,7 +59,7 @@ static void test_free_merges(void)
 	unsigned long max_blocks = 0, n = 0, i, cap;
 	struct folio **held;
 
-	t_begin(SZ_64M);
+	t_begin(32 * PMD_SIZE);		/* 64M with 4K pages */
 	cap = machine.nr_frames;
 	held = calloc(cap, sizeof(*held));
 	if (!EXPECT(held))
@@ -100,12 +100,12 @@ out:
 /* Below the minimum size the machine refuses to come up; at it, it runs. */
 static void test_minimum_machine(void)
 {
-	struct pb_config small = { .memory_bytes = MIN_MEMORY - SZ_2M };
+	struct pb_config small = { .memory_bytes = MIN_MEMORY - PMD_SIZE };
 
 	t.ok = true;
 	EXPECT_EQ(pb_init(&small), -EINVAL);
 	if (t_begin(MIN_MEMORY)) {
-		EXPECT_EQ(machine.nr_frames, MIN_MEMORY / SZ_4K);
+		EXPECT_EQ(machine.nr_frames, MIN_MEMORY / PAGE_SIZE);
 		EXPECT(nr_free_frames() > 0);
 	}
 	t_end("page_alloc: minimum machine is %lu MiB, smaller is -EINVAL",
@@ -163,7 +163,7 @@ static void test_exhaust_faults(void)
 	p = t_proc_map(ADDR_A, len, PB_PROT_READ | PB_PROT_WRITE);
 	if (!p)
 		goto out;
-	for (addr = ADDR_A; addr < ADDR_A + len; addr += SZ_4K) {
+	for (addr = ADDR_A; addr < ADDR_A + len; addr += PAGE_SIZE) {
 		err = pb_store(p, 0, addr, 0x5a);
 		if (err)
 			break;
@@ -175,7 +175,7 @@ static void test_exhaust_faults(void)
 	EXPECT_CLEAN();
 	/* what was stored before running out is still there */
 	EXPECT(t_data_is(p, ADDR_A, 1, 0x5a));
-	EXPECT_EQ(pb_munmap(p, ADDR_A, SZ_2M), 0);
+	EXPECT_EQ(pb_munmap(p, ADDR_A, PMD_SIZE), 0);
 	EXPECT(nr_free_frames() > 0);
 	EXPECT_CLEAN();
 	t_exit(p);

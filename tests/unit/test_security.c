@@ -44,7 +44,7 @@
 #define DEVICE	0xd7	/* DMA through a writable pin: every byte */
 #define TLBVAL	0x30	/* + cpu: a store that left a TLB entry on that CPU */
 
-#define MAX_PAGES (SZ_2M / SZ_4K)
+#define MAX_PAGES (PMD_SIZE / PAGE_SIZE)
 
 /* ---- the plan: folio kinds x variants ---------------------------------- */
 
@@ -69,22 +69,22 @@ static struct {
 
 static unsigned long kind_len(enum kind k)
 {
-	return k == K_4K ? 4 * SZ_4K : k == K_64K ? SZ_64K : SZ_2M;
+	return k == K_4K ? 4 * PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
 }
 
 static unsigned long kind_folio(enum kind k)
 {
-	return k == K_4K ? SZ_4K : k == K_64K ? SZ_64K : SZ_2M;
+	return k == K_4K ? PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
 }
 
 static unsigned long npages(void)
 {
-	return kind_len(cur.kind) / SZ_4K;
+	return kind_len(cur.kind) / PAGE_SIZE;
 }
 
 static unsigned long page_addr(unsigned long i)
 {
-	return ADDR_A + i * SZ_4K;
+	return ADDR_A + i * PAGE_SIZE;
 }
 
 /* Up to 4 pages whose TLB slots differ: first, second, one past the middle, last. */
@@ -106,7 +106,8 @@ static bool begin(void)
 	};
 	struct pb_variant v;
 
-	if (!t_begin(SZ_64M))
+	/* Room for a THP and two copies of it (parent and child) */
+	if (!t_begin(SZ_64M > 8 * PMD_SIZE ? SZ_64M : 8 * PMD_SIZE))
 		return false;
 	if (!EXPECT_EQ(pb_variant_preset(preset[cur.variant], &v), 0))
 		return false;
@@ -120,9 +121,9 @@ static bool begin(void)
 static void set_policy(enum kind k)
 {
 	if (k == K_64K)
-		pb_set_thp_policy(SZ_64K, PB_THP_ALWAYS);
+		pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
 	if (k == K_PTE_2M || k == K_PMD)
-		pb_set_thp_policy(SZ_2M, PB_THP_ALWAYS);
+		pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
 }
 
 /*
@@ -140,7 +141,7 @@ static struct pb_proc *populated(void)
 		return NULL;
 	t_fill(p, ADDR_A, npages(), OLD);
 	if (k == K_PTE_2M)
-		EXPECT_EQ(pb_split_pmd(p, ADDR_A, SZ_2M), 0);
+		EXPECT_EQ(pb_split_pmd(p, ADDR_A, PMD_SIZE), 0);
 	EXPECT_EQ(t_page(p, ADDR_A).folio_size, kind_folio(k));
 	EXPECT_EQ(t_pmd_mapped(p, ADDR_A), k == K_PMD);
 	EXPECT_CLEAN();
@@ -859,7 +860,7 @@ static void body_zero_page_pins(void)
 	for (i = 0; i < npages(); i++)
 		ok &= pb_load(p, (int)(i % NR_CPUS), page_addr(i), &v) == 0 && !v;
 	if (cur.kind == K_PTE_2M)
-		EXPECT_EQ(pb_split_pmd(p, ADDR_A, SZ_2M), 0);
+		EXPECT_EQ(pb_split_pmd(p, ADDR_A, PMD_SIZE), 0);
 	for (i = 0; i < npages(); i++)
 		ok &= maps_zero(p, i);
 	EXPECT(ok);

@@ -16,10 +16,10 @@ static void test_mprotect_ro_flushes(void)
 	uint64_t flushes = t_stat(PB_STAT_tlb_flush);
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
 	EXPECT_EQ(pb_store(p, 1, ADDR_A, 2), 0);	/* cpu 1 caches it writable */
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_4K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
 	EXPECT(t_stat(PB_STAT_tlb_flush) > flushes);
 	EXPECT_CLEAN();
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 3), -EFAULT);
@@ -40,10 +40,10 @@ static void test_missing_flush_is_caught(void)
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT_EQ(pb_store(p, 1, ADDR_A, 1), 0);
 	tlb_debug_skip_flushes(1);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, SZ_4K, PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
 	tlb_debug_skip_flushes(0);
 	EXPECT(!t_writable(p, ADDR_A));
 	EXPECT_EQ(pb_store(p, 1, ADDR_A, 0x66), 0);	/* through the stale entry */
@@ -61,15 +61,15 @@ static void test_munmap_flushes(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * SZ_4K, RW);
+	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 2, 9));
 	EXPECT_EQ(pb_load(p, 1, ADDR_A, &v), 0);
-	EXPECT_EQ(pb_load(p, 2, ADDR_A + SZ_4K, &v), 0);
-	EXPECT_EQ(pb_munmap(p, ADDR_A, SZ_4K), 0);
+	EXPECT_EQ(pb_load(p, 2, ADDR_A + PAGE_SIZE, &v), 0);
+	EXPECT_EQ(pb_munmap(p, ADDR_A, PAGE_SIZE), 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), -EFAULT);
 	EXPECT_EQ(pb_load(p, 1, ADDR_A, &v), -EFAULT);
-	EXPECT_EQ(pb_load(p, 2, ADDR_A + SZ_4K, &v), 0);
+	EXPECT_EQ(pb_load(p, 2, ADDR_A + PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 10);
 	EXPECT_CLEAN();
 	t_exit(p);
@@ -86,7 +86,7 @@ static void test_cow_flushes_other_cpu(void)
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 0x20));
 	c = t_fork(p);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);	/* cpu 0 and 1 cache the */
@@ -113,7 +113,7 @@ static void test_missing_cow_flush_is_caught(void)
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 0x20));
 	c = t_fork(p);
 	EXPECT_EQ(pb_load(p, 1, ADDR_A, &v), 0);
@@ -135,7 +135,7 @@ static void test_fork_flushes_parent(void)
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, SZ_4K, RW);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT_EQ(pb_store(p, 3, ADDR_A, 0x30), 0);
 	c = t_fork(p);
 	EXPECT_CLEAN();

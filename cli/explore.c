@@ -21,7 +21,6 @@
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
-#define EXIT_USAGE 2
 
 /* `ptebatch explore` with no --depth: about as deep as `make check`. */
 #define DEFAULT_DEPTH 3
@@ -117,45 +116,8 @@ void explore_usage_text(FILE *f)
 	      "             run (printed), 2 bad usage\n", f);
 }
 
-static int __attribute__((format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
 
-	fputs("ptebatch explore: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'ptebatch help'.\n", stderr);
-	return EXIT_USAGE;
-}
 
-static bool in_list(const char *const *list, const char *word)
-{
-	for (; *list; list++)
-		if (!strcmp(*list, word))
-			return true;
-	return false;
-}
-
-/* "FLAG: unknown WHAT 'word' (known: a b c)" */
-static int unknown_word(const char *flag, const char *what, const char *word,
-			const char *const *list)
-{
-	char known[256] = "";
-	size_t len = 0;
-
-	for (; *list; list++) {
-		int n = snprintf(known + len, sizeof(known) - len, "%s%s",
-				 len ? " " : "", *list);
-
-		if (n < 0 || (size_t)n >= sizeof(known) - len)
-			break;
-		len += n;
-	}
-	return usage_error("%s: unknown %s '%s' (known: %s)", flag, what, word,
-			   known);
-}
 
 /* A whole number from @min to @max, for @flag. */
 static int parse_count(const char *flag, const char *v, long min, long max,
@@ -177,7 +139,7 @@ static int name_side(struct explore_flags *fl, int side, const char *flag,
 		     const char *preset)
 {
 	if (!in_list(pb_variant_presets(), preset))
-		return unknown_word(flag, "variant", preset,
+		return unknown_in_list(flag, "variant", preset,
 				    pb_variant_presets());
 	if (fl->side[side].named)
 		return usage_error("%s: the %s side is named twice ('%s' and"
@@ -224,7 +186,7 @@ static int set_rules(struct explore_flags *fl, const char *v)
 			return 0;
 		}
 	}
-	return unknown_word("--rules", "rule set", v, words);
+	return unknown_in_list("--rules", "rule set", v, words);
 }
 
 static int set_memory(struct explore_flags *fl, const char *v)
@@ -323,29 +285,6 @@ static int parse_flags(struct explore_flags *fl, int argc, char **argv)
 	return 0;
 }
 
-/* Apply one --set KEY=VALUE to @v, explaining a refusal. */
-static int apply_set(struct pb_variant *v, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	char key[64], flag[128];
-	int ret;
-
-	snprintf(flag, sizeof(flag), "--set %s", arg);
-	if ((size_t)(eq - arg) >= sizeof(key))
-		return unknown_word(flag, "switch", "(too long)",
-				    pb_variant_switches());
-	memcpy(key, arg, eq - arg);
-	key[eq - arg] = '\0';
-	ret = pb_variant_set(v, key, eq + 1);
-	if (ret == -ENOENT)
-		return unknown_word(flag, "switch", key, pb_variant_switches());
-	if (ret == -EINVAL)
-		return usage_error("%s: bad value '%s'; %s %s", flag, eq + 1,
-				   key, pb_variant_switch_help(key));
-	if (ret)
-		return usage_error("%s: %s", flag, strerror(-ret));
-	return 0;
-}
 
 /* The side's variant, and its name "preset+k=v+..." (malloc'd). */
 static int build_side(const struct side_flags *sf, struct explore_side *side,
@@ -355,7 +294,7 @@ static int build_side(const struct side_flags *sf, struct explore_side *side,
 	int i, ret;
 
 	if (pb_variant_preset(sf->preset, &side->variant))
-		return unknown_word("--variant", "variant", sf->preset,
+		return unknown_in_list("--variant", "variant", sf->preset,
 				    pb_variant_presets());
 	for (i = 0; i < sf->nr_sets; i++) {
 		ret = apply_set(&side->variant, sf->sets[i]);
@@ -430,6 +369,7 @@ int cmd_explore(int argc, char **argv)
 	char *names[2] = { NULL, NULL };
 	int ret;
 
+	command = "explore";
 	/* No more --set flags than arguments, on either side. */
 	fl.side[0].sets = calloc(argc + 1, sizeof(char *));
 	fl.side[1].sets = calloc(argc + 1, sizeof(char *));

@@ -26,7 +26,6 @@
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
-#define EXIT_USAGE 2
 
 /* The smallest machine worth simulating: a few THPs and their tables. */
 #define MIN_MEMORY (4 * pb_pmd_size() > (16UL << 20) ? 4 * pb_pmd_size() \
@@ -102,54 +101,9 @@ static void usage(FILE *f)
 	      " reason on stderr)\n", f);
 }
 
-/* The command whose arguments are being read, for messages; NULL before. */
-static const char *command;
 
-/*
- * Report a usage error, "ptebatch: COMMAND: message" and a hint, and
- * return the status to exit with.
- */
-static int __attribute__((format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
 
-	fputs("ptebatch: ", stderr);
-	if (command)
-		fprintf(stderr, "%s: ", command);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'ptebatch help'.\n", stderr);
-	return EXIT_USAGE;
-}
 
-static bool in_list(const char *const *list, const char *word)
-{
-	for (; *list; list++)
-		if (!strcmp(*list, word))
-			return true;
-	return false;
-}
-
-/* "unknown X 'word' (known: a b c)" */
-static int unknown_in_list(const char *flag, const char *what,
-			   const char *word, const char *const *list)
-{
-	char known[256] = "";
-	size_t len = 0;
-
-	for (; *list; list++) {
-		int n = snprintf(known + len, sizeof(known) - len, "%s%s",
-				 len ? " " : "", *list);
-
-		if (n < 0 || (size_t)n >= sizeof(known) - len)
-			break;
-		len += n;
-	}
-	return usage_error("%s: unknown %s '%s' (known: %s)", flag, what, word,
-			   known);
-}
 
 /*
  * Remember one --set; it is applied on top of the preset once all flags
@@ -169,30 +123,6 @@ static int add_set(struct run_options *opts, const char *arg)
 	return 0;
 }
 
-/* Apply one --set KEY=VALUE to @v, explaining a refusal. */
-static int apply_set(struct pb_variant *v, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	char key[64], flag[128];
-	int ret;
-
-	snprintf(flag, sizeof(flag), "--set %s", arg);
-	if ((size_t)(eq - arg) >= sizeof(key))
-		return unknown_in_list(flag, "switch", "(too long)",
-				       pb_variant_switches());
-	memcpy(key, arg, eq - arg);
-	key[eq - arg] = '\0';
-	ret = pb_variant_set(v, key, eq + 1);
-	if (ret == -ENOENT)
-		return unknown_in_list(flag, "switch", key,
-				       pb_variant_switches());
-	if (ret == -EINVAL)
-		return usage_error("%s: bad value '%s'; %s %s", flag, eq + 1,
-				   key, pb_variant_switch_help(key));
-	if (ret)
-		return usage_error("%s: %s", flag, strerror(-ret));
-	return 0;
-}
 
 /*
  * The variant the options select, and its name for the record header:

@@ -137,7 +137,7 @@ tests: arch-checks
 endif
 
 check: tests
-	@BUILD=$(BUILD) sh tests/run-all.sh
+	@BUILD=$(BUILD) SAN=$(SAN) sh tests/run-all.sh
 
 # The seed tables at the seeds' sizes: about 11 s on a 2-core machine
 # (measured 2026-11-30), well under two minutes.  BENCH_SIZE=64M shrinks

@@ -26,8 +26,7 @@
 #ifndef MM_ARCH_ARM64_H
 #define MM_ARCH_ARM64_H
 
-#include <stdbool.h>
-#include <stdint.h>
+#include "mm/arch/types.h"
 
 #if !defined(CONFIG_ARM64_PAGE_SHIFT)
 #error "CONFIG_ARM64 needs CONFIG_ARM64_PAGE_SHIFT (12, 14 or 16)"
@@ -44,11 +43,6 @@
 #error "CONFIG_ARM64_PAGE_SHIFT must be 12, 14 or 16"
 #endif
 
-typedef struct { uint64_t pte; } pte_t;
-typedef struct { uint64_t pmd; } pmd_t;
-typedef struct { uint64_t pud; } pud_t;
-typedef struct { uint64_t pgd; } pgd_t;
-typedef struct { uint64_t pgprot; } pgprot_t;
 
 /* What the generic code asks of an architecture (mm/arch/arch.h). */
 #define ARCH_PAGE_SHIFT		CONFIG_ARM64_PAGE_SHIFT
@@ -109,15 +103,6 @@ typedef struct { uint64_t pgprot; } pgprot_t;
 #define PAGE_READONLY		(_PAGE_DEFAULT | PTE_USER | PTE_RDONLY | PTE_NG | \
 				 PTE_PXN | PTE_UXN)
 #define PAGE_SHARED		(PAGE_READONLY | PTE_WRITE)
-
-static inline pte_t __pte(uint64_t v) { return (pte_t){ v }; }
-static inline uint64_t pte_val(pte_t pte) { return pte.pte; }
-static inline pmd_t __pmd(uint64_t v) { return (pmd_t){ v }; }
-static inline uint64_t pmd_val(pmd_t pmd) { return pmd.pmd; }
-static inline pud_t __pud(uint64_t v) { return (pud_t){ v }; }
-static inline uint64_t pud_val(pud_t pud) { return pud.pud; }
-static inline pgd_t __pgd(uint64_t v) { return (pgd_t){ v }; }
-static inline uint64_t pgd_val(pgd_t pgd) { return pgd.pgd; }
 
 static inline pte_t set_pte_bit(pte_t pte, uint64_t bits) { return __pte(pte.pte | bits); }
 static inline pte_t clear_pte_bit(pte_t pte, uint64_t bits) { return __pte(pte.pte & ~bits); }

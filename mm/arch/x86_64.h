@@ -10,13 +10,8 @@
 #ifndef MM_ARCH_X86_64_H
 #define MM_ARCH_X86_64_H
 
-#include <stdbool.h>
-#include <stdint.h>
+#include "mm/arch/types.h"
 
-typedef struct { uint64_t pte; } pte_t;
-typedef struct { uint64_t pmd; } pmd_t;
-typedef struct { uint64_t pud; } pud_t;
-typedef struct { uint64_t pgd; } pgd_t;
 
 #define _PAGE_BIT_PRESENT	0
 #define _PAGE_BIT_RW		1
@@ -84,16 +79,6 @@ typedef struct { uint64_t pgd; } pgd_t;
 #define PAGE_READONLY	(_PAGE_PRESENT | _PAGE_USER | _PAGE_ACCESSED | _PAGE_NX)
 #define PAGE_SHARED	(PAGE_READONLY | _PAGE_RW)
 
-typedef struct { uint64_t pgprot; } pgprot_t;
-
-static inline pte_t __pte(uint64_t v) { return (pte_t){ v }; }
-static inline uint64_t pte_val(pte_t pte) { return pte.pte; }
-static inline pmd_t __pmd(uint64_t v) { return (pmd_t){ v }; }
-static inline uint64_t pmd_val(pmd_t pmd) { return pmd.pmd; }
-static inline pud_t __pud(uint64_t v) { return (pud_t){ v }; }
-static inline uint64_t pud_val(pud_t pud) { return pud.pud; }
-static inline pgd_t __pgd(uint64_t v) { return (pgd_t){ v }; }
-static inline uint64_t pgd_val(pgd_t pgd) { return pgd.pgd; }
 
 static inline bool pte_none(pte_t pte) { return pte.pte == 0; }
 /* PROT_NONE entries are "present" to the kernel but not to the MMU. */

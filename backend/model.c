@@ -16,6 +16,7 @@
 
 #include "backend/backend.h"
 #include "ptebatch.h"
+#include "scenario/record.h"
 
 /*
  * Where regions go: from 4G up, each on a fresh PMD-aligned block and one
@@ -380,6 +381,25 @@ static int model_do(struct model *m, struct model_proc *p,
 	return -EINVAL;
 }
 
+/*
+ * Running out of frames.  The model fails the statement the way Linux
+ * fails an allocation it cannot satisfy (ENOMEM, or EFAULT from a pin
+ * that got fewer pages than asked), and the record says so; but Linux
+ * would reclaim or OOM-kill instead, so the result says what ran out.
+ */
+static void say_exhausted(const struct model *m, struct stmt_result *res)
+{
+	char mem[24], ebuf[16];
+
+	snprintf(res->exhausted, sizeof(res->exhausted),
+		 "every frame of the model's %s is in use (error %s); --memory"
+		 " gives it more",
+		 record_size_text(mem, sizeof(mem), m->opt.memory_bytes ?
+				  m->opt.memory_bytes : PB_DEFAULT_MEMORY),
+		 res->err ? record_errno_name(res->err, ebuf, sizeof(ebuf))
+			  : "none");
+}
+
 static void model_exec(struct backend *b, const struct stmt *st,
 		       struct stmt_result *res)
 {
@@ -404,6 +424,8 @@ static void model_exec(struct backend *b, const struct stmt *st,
 		res->stats[i] = after[i] - before[i];
 	res->has_stats = 1;
 	res->err = ret < 0 ? -ret : ret;
+	if (res->stats[PB_STAT_alloc_fail])
+		say_exhausted(m, res);
 }
 
 /* ---- snapshots -------------------------------------------------------- */
@@ -557,6 +579,8 @@ static int model_finish(struct backend *b)
 
 	if (!m->running)
 		return 0;
+	if (m->opt.before_teardown)
+		m->opt.before_teardown(m->opt.teardown_arg);
 	for (i = 0; i < SCN_MAX_HANDLES; i++)
 		release_handle(&m->handles[i]);
 	/* Youngest first, as a shell's children would go. */

@@ -1,14 +1,16 @@
 /*
- * args.c - what every command's argument parsing shares: the usage-error
- * message, the "unknown WORD (known: ...)" refusal, and applying one
- * --set KEY=VALUE to a variant.
+ * args.c - what every command's argument parsing shares: the option
+ * parser, the usage-error message, the "unknown WORD (known: ...)"
+ * refusal, and the --variant/--set flags.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "scenario/run.h"
 
 const char *command;
 
@@ -24,6 +26,12 @@ int usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("\nTry 'ptebatch help'.\n", stderr);
 	return EXIT_USAGE;
+}
+
+int out_of_memory(void)
+{
+	fprintf(stderr, "ptebatch: out of memory\n");
+	return SCN_RUN_FAILED;
 }
 
 bool in_list(const char *const *list, const char *word)
@@ -52,7 +60,95 @@ int unknown_in_list(const char *flag, const char *what, const char *word,
 			   known);
 }
 
-int apply_set(struct pb_variant *v, const char *arg)
+static const struct cli_option *find_option(const struct cli_option *table,
+					    const char *arg, size_t len)
+{
+	for (; table->name; table++)
+		if (strlen(table->name) == len && !strncmp(table->name, arg, len))
+			return table;
+	return NULL;
+}
+
+int cli_parse(const struct cli_option *table, void *opts,
+	      int (*operand)(void *opts, const char *word), int argc,
+	      char **argv)
+{
+	bool options_done = false;
+	int i, ret;
+
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
+		const struct cli_option *o;
+
+		if (!options_done && !strcmp(arg, "--")) {
+			options_done = true;
+			continue;
+		}
+		if (options_done || arg[0] != '-' || !arg[1]) {
+			ret = operand(opts, arg);
+			if (ret)
+				return ret;
+			continue;
+		}
+		o = find_option(table, arg, eq ? (size_t)(eq - arg) : strlen(arg));
+		if (!o)
+			return usage_error("unknown option '%s'", arg);
+		if (!o->has_value && eq)
+			return usage_error("%s takes no value", o->name);
+		if (o->has_value) {
+			if (eq)
+				value = eq + 1;
+			else if (i + 1 < argc)
+				value = argv[++i];
+			else
+				return usage_error("%s needs a value", o->name);
+		}
+		ret = o->set(opts, value);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int variant_flags_init(struct variant_flags *vf, int argc, const char *preset)
+{
+	vf->preset = preset;
+	vf->nr_sets = 0;
+	vf->sets = calloc((size_t)argc + 1, sizeof(*vf->sets));
+	return vf->sets ? 0 : out_of_memory();
+}
+
+void variant_flags_free(struct variant_flags *vf)
+{
+	free(vf->sets);
+	vf->sets = NULL;
+}
+
+int variant_flags_preset(struct variant_flags *vf, const char *flag,
+			 const char *preset)
+{
+	if (!in_list(pb_variant_presets(), preset))
+		return unknown_in_list(flag, "variant", preset,
+				       pb_variant_presets());
+	vf->preset = preset;
+	return 0;
+}
+
+int variant_flags_add_set(struct variant_flags *vf, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1])
+		return usage_error("--set: expected KEY=VALUE, got '%s'", arg);
+	if (strpbrk(arg, " \t\n+"))
+		return usage_error("--set: '%s' may not contain spaces or '+'",
+				   arg);
+	vf->sets[vf->nr_sets++] = arg;
+	return 0;
+}
+
+/* Apply one --set KEY=VALUE to @v, explaining a refusal. */
+static int apply_set(struct pb_variant *v, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char key[64], flag[128];
@@ -73,5 +169,31 @@ int apply_set(struct pb_variant *v, const char *arg)
 				   key, pb_variant_switch_help(key));
 	if (ret)
 		return usage_error("%s: %s", flag, strerror(-ret));
+	return 0;
+}
+
+int variant_flags_build(const struct variant_flags *vf, struct pb_variant *v,
+			char **name)
+{
+	size_t len = strlen(vf->preset) + 1;
+	int i, ret;
+
+	if (pb_variant_preset(vf->preset, v))
+		return unknown_in_list("--variant", "variant", vf->preset,
+				       pb_variant_presets());
+	for (i = 0; i < vf->nr_sets; i++) {
+		ret = apply_set(v, vf->sets[i]);
+		if (ret)
+			return ret;
+		len += 1 + strlen(vf->sets[i]);
+	}
+	*name = malloc(len);
+	if (!*name)
+		return out_of_memory();
+	strcpy(*name, vf->preset);
+	for (i = 0; i < vf->nr_sets; i++) {
+		strcat(*name, "+");
+		strcat(*name, vf->sets[i]);
+	}
 	return 0;
 }

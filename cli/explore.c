@@ -38,9 +38,7 @@ enum rules_choice { RULES_AUTO, RULES_EQUIVALENT, RULES_SAME_FRAMES };
 
 /* One side while the flags are read: a preset and its --set texts. */
 struct side_flags {
-	const char *preset;
-	const char **sets;
-	int nr_sets;
+	struct variant_flags variant;
 	bool named;		/* --variant or --against was given */
 };
 
@@ -54,7 +52,7 @@ struct explore_flags {
 	bool force_progress;
 };
 
-void explore_usage_text(FILE *f)
+static void explore_usage(FILE *f)
 {
 	fputs("usage: ptebatch explore [--depth K] [--variant NAME [--set"
 	      " KEY=VALUE]...]\n"
@@ -145,36 +143,36 @@ static int name_side(struct explore_flags *fl, int side, const char *flag,
 		return usage_error("%s: the %s side is named twice ('%s' and"
 				   " '%s')", flag,
 				   side ? "other" : "reference",
-				   fl->side[side].preset, preset);
-	fl->side[side].preset = preset;
+				   fl->side[side].variant.preset, preset);
+	fl->side[side].variant.preset = preset;
 	fl->side[side].named = true;
 	fl->current = side;
 	return 0;
 }
 
-/*
- * The text goes into the record header's variant token after a '+', as in
- * `ptebatch run`, so it may hold no space and no '+'.
- */
-static int add_set(struct explore_flags *fl, const char *arg)
+static int set_variant(void *f, const char *v)
 {
-	const char *eq = strchr(arg, '=');
-	struct side_flags *sf;
+	struct explore_flags *fl = f;
+
+	return name_side(fl, fl->side[0].named ? 1 : 0, "--variant", v);
+}
+
+static int set_against(void *f, const char *v)
+{
+	return name_side(f, 1, "--against", v);
+}
+
+static int add_set(void *f, const char *arg)
+{
+	struct explore_flags *fl = f;
 
 	if (fl->current < 0)
 		return usage_error("--set %s: name the side it changes first"
 				   " (--variant NAME or --against NAME)", arg);
-	if (!eq || eq == arg || !eq[1])
-		return usage_error("--set: expected KEY=VALUE, got '%s'", arg);
-	if (strpbrk(arg, " \t\n+"))
-		return usage_error("--set: '%s' may not contain spaces or '+'",
-				   arg);
-	sf = &fl->side[fl->current];
-	sf->sets[sf->nr_sets++] = arg;
-	return 0;
+	return variant_flags_add_set(&fl->side[fl->current].variant, arg);
 }
 
-static int set_rules(struct explore_flags *fl, const char *v)
+static int set_rules(void *f, const char *v)
 {
 	static const char *const words[] = { "auto", "equivalent",
 					      "same-frames", NULL };
@@ -182,14 +180,14 @@ static int set_rules(struct explore_flags *fl, const char *v)
 
 	for (i = 0; words[i]; i++) {
 		if (!strcmp(words[i], v)) {
-			fl->rules = (enum rules_choice)i;
+			((struct explore_flags *)f)->rules = (enum rules_choice)i;
 			return 0;
 		}
 	}
 	return unknown_in_list("--rules", "rule set", v, words);
 }
 
-static int set_memory(struct explore_flags *fl, const char *v)
+static int set_memory(void *f, const char *v)
 {
 	unsigned long bytes;
 
@@ -199,127 +197,103 @@ static int set_memory(struct explore_flags *fl, const char *v)
 	if (bytes < MIN_MEMORY)
 		return usage_error("--memory: '%s' is less than %luM (four PMDs)",
 				   v, MIN_MEMORY >> 20);
-	fl->o.memory_bytes = bytes;
+	((struct explore_flags *)f)->o.memory_bytes = bytes;
 	return 0;
 }
 
-/* One flag that takes a value: --name VALUE or --name=VALUE. */
-static int apply_value(struct explore_flags *fl, const char *name,
-		       const char *v)
+static int set_depth(void *f, const char *v)
 {
 	long n;
-	int ret;
+	int ret = parse_count("--depth", v, 1, EXPLORE_MAX_DEPTH, &n);
 
-	if (!strcmp(name, "--depth")) {
-		ret = parse_count(name, v, 1, EXPLORE_MAX_DEPTH, &n);
-		fl->o.depth = (int)n;
-		return ret;
-	}
-	if (!strcmp(name, "--variant"))
-		return name_side(fl, fl->side[0].named ? 1 : 0, name, v);
-	if (!strcmp(name, "--against"))
-		return name_side(fl, 1, name, v);
-	if (!strcmp(name, "--set"))
-		return add_set(fl, v);
-	if (!strcmp(name, "--rules"))
-		return set_rules(fl, v);
-	if (!strcmp(name, "--memory"))
-		return set_memory(fl, v);
-	ret = parse_count(name, v, 1, 7 * 24 * 3600, &n);
-	fl->o.max_seconds = (double)n;
+	((struct explore_flags *)f)->o.depth = (int)n;
 	return ret;
 }
 
-static int parse_flags(struct explore_flags *fl, int argc, char **argv)
+static int set_max_seconds(void *f, const char *v)
 {
-	static const char *const valued[] = { "--depth", "--variant",
-		"--against", "--set", "--rules", "--memory", "--max-seconds",
-		NULL };
-	static const char *const plain[] = { "--quiet", "--progress",
-					     "--list", "--thp", "--check-all",
-					     "--verify-pruning", NULL };
-	int i, ret;
+	long n;
+	int ret = parse_count("--max-seconds", v, 1, 7 * 24 * 3600, &n);
 
-	for (i = 0; i < argc; i++) {
-		const char *arg = argv[i], *eq = strchr(arg, '='), *v;
-		char name[32];
-		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	((struct explore_flags *)f)->o.max_seconds = (double)n;
+	return ret;
+}
 
-		if (arg[0] != '-' || len >= sizeof(name))
-			return usage_error("unexpected argument '%s' (explore"
-					   " takes no files)", arg);
-		memcpy(name, arg, len);
-		name[len] = '\0';
-		if (in_list(plain, name)) {
-			if (eq)
-				return usage_error("%s takes no value", name);
-			if (!strcmp(name, "--quiet"))
-				fl->quiet = true;
-			else if (!strcmp(name, "--progress"))
-				fl->force_progress = true;
-			else if (!strcmp(name, "--thp"))
-				fl->o.thp = true;
-			else if (!strcmp(name, "--check-all"))
-				fl->o.check_all = true;
-			else if (!strcmp(name, "--verify-pruning"))
-				fl->o.verify_pruning = true;
-			else
-				fl->list = true;
-			continue;
-		}
-		if (!in_list(valued, name))
-			return usage_error("unknown option '%s'", arg);
-		if (eq)
-			v = eq + 1;
-		else if (i + 1 < argc)
-			v = argv[++i];
-		else
-			return usage_error("%s needs a value", name);
-		ret = apply_value(fl, name, v);
-		if (ret)
-			return ret;
-	}
-	if (fl->quiet && fl->force_progress)
-		return usage_error("--quiet and --progress contradict each"
-				   " other");
+static int set_quiet(void *f, const char *v)
+{
+	((struct explore_flags *)f)->quiet = true;
 	return 0;
 }
 
+static int set_progress(void *f, const char *v)
+{
+	((struct explore_flags *)f)->force_progress = true;
+	return 0;
+}
+
+static int set_list(void *f, const char *v)
+{
+	((struct explore_flags *)f)->list = true;
+	return 0;
+}
+
+static int set_thp(void *f, const char *v)
+{
+	((struct explore_flags *)f)->o.thp = true;
+	return 0;
+}
+
+static int set_check_all(void *f, const char *v)
+{
+	((struct explore_flags *)f)->o.check_all = true;
+	return 0;
+}
+
+static int set_verify_pruning(void *f, const char *v)
+{
+	((struct explore_flags *)f)->o.verify_pruning = true;
+	return 0;
+}
+
+static int no_operands(void *f, const char *word)
+{
+	return usage_error("unexpected argument '%s' (explore takes no files)",
+			   word);
+}
+
+static const struct cli_option explore_options[] = {
+	{ "--depth", true, set_depth },
+	{ "--variant", true, set_variant },
+	{ "--against", true, set_against },
+	{ "--set", true, add_set },
+	{ "--rules", true, set_rules },
+	{ "--memory", true, set_memory },
+	{ "--max-seconds", true, set_max_seconds },
+	{ "--quiet", false, set_quiet },
+	{ "--progress", false, set_progress },
+	{ "--list", false, set_list },
+	{ "--thp", false, set_thp },
+	{ "--check-all", false, set_check_all },
+	{ "--verify-pruning", false, set_verify_pruning },
+	{ NULL, false, NULL },
+};
 
 /* The side's variant, and its name "preset+k=v+..." (malloc'd). */
 static int build_side(const struct side_flags *sf, struct explore_side *side,
 		      char **name)
 {
-	size_t len = strlen(sf->preset) + 1;
-	int i, ret;
+	int ret = variant_flags_build(&sf->variant, &side->variant, name);
 
-	if (pb_variant_preset(sf->preset, &side->variant))
-		return unknown_in_list("--variant", "variant", sf->preset,
-				    pb_variant_presets());
-	for (i = 0; i < sf->nr_sets; i++) {
-		ret = apply_set(&side->variant, sf->sets[i]);
-		if (ret)
-			return ret;
-		len += 1 + strlen(sf->sets[i]);
-	}
-	*name = malloc(len);
-	if (!*name) {
-		fputs("ptebatch explore: out of memory\n", stderr);
-		return SCN_RUN_FAILED;
-	}
-	strcpy(*name, sf->preset);
-	for (i = 0; i < sf->nr_sets; i++) {
-		strcat(*name, "+");
-		strcat(*name, sf->sets[i]);
-	}
-	side->name = *name;
-	return 0;
+	if (!ret)
+		side->name = *name;
+	return ret;
 }
 
 /*
- * Variants with the same wp_reuse_max must print the same record, frames
- * and faults included (test_equivalence.c, rule 4); only reuse batching
- * may save a fault or a copy.
+ * Variants that agree on every switch whose effect is FAULTS
+ * (include/ptebatch_switches.h: write-fault reuse) must print the same
+ * record, frames and faults included; the others may save a fault or a
+ * copy.
  */
 static unsigned int pick_rules(const struct explore_flags *fl)
 {
@@ -331,9 +305,9 @@ static unsigned int pick_rules(const struct explore_flags *fl)
 	case RULES_AUTO:
 		break;
 	}
-	return fl->o.base.variant.wp_reuse_max ==
-	       fl->o.other.variant.wp_reuse_max ? CMP_SAME_FRAMES :
-						  CMP_EQUIVALENT;
+	return pb_variant_same_frames(&fl->o.base.variant,
+				      &fl->o.other.variant) ?
+	       CMP_SAME_FRAMES : CMP_EQUIVALENT;
 }
 
 static void print_summary(const struct explore_options *o,
@@ -357,10 +331,10 @@ static void print_summary(const struct explore_options *o,
 		fputc('\n', stdout);
 }
 
-int cmd_explore(int argc, char **argv)
+static int explore_main(int argc, char **argv)
 {
 	struct explore_flags fl = {
-		.side = { { .preset = "baseline" }, { .preset = "seeds" } },
+		.side = { { .named = false }, { .named = false } },
 		.current = -1,
 		.o = { .depth = DEFAULT_DEPTH, .memory_bytes = DEFAULT_MEMORY,
 		       .levels = true },
@@ -370,15 +344,14 @@ int cmd_explore(int argc, char **argv)
 	int ret;
 
 	command = "explore";
-	/* No more --set flags than arguments, on either side. */
-	fl.side[0].sets = calloc(argc + 1, sizeof(char *));
-	fl.side[1].sets = calloc(argc + 1, sizeof(char *));
-	ret = SCN_RUN_FAILED;
-	if (!fl.side[0].sets || !fl.side[1].sets) {
-		fputs("ptebatch explore: out of memory\n", stderr);
-		goto out;
-	}
-	ret = parse_flags(&fl, argc, argv);
+	ret = variant_flags_init(&fl.side[0].variant, argc, "baseline");
+	if (!ret)
+		ret = variant_flags_init(&fl.side[1].variant, argc, "seeds");
+	if (!ret)
+		ret = cli_parse(explore_options, &fl, no_operands, argc, argv);
+	if (!ret && fl.quiet && fl.force_progress)
+		ret = usage_error("--quiet and --progress contradict each"
+				  " other");
 	if (!ret)
 		ret = build_side(&fl.side[0], &fl.o.base, &names[0]);
 	if (!ret)
@@ -411,7 +384,14 @@ out:
 	fflush(stdout);
 	free(names[0]);
 	free(names[1]);
-	free(fl.side[0].sets);
-	free(fl.side[1].sets);
+	variant_flags_free(&fl.side[0].variant);
+	variant_flags_free(&fl.side[1].variant);
 	return ret;
 }
+
+const struct cli_command explore_command = {
+	.name = "explore",
+	.main = explore_main,
+	.usage = explore_usage,
+	.takes_arch = true,
+};

@@ -413,119 +413,60 @@ static int seq_extend(const struct alphabet *ab, const struct seq *parent,
 	return op_append(ab, &child->ss, op, line, sizeof(line), &len);
 }
 
-/* ---- a backend that digests the model's state before it goes ---------- */
+/* ---- a side: a model backend, and the digest of its final state ------- */
 
 /*
  * The runner calls finish() right after the last statement, and the
- * model backend's finish() takes the machine down; this wrapper digests
- * the state first.  Everything else is the model backend's.
+ * model backend's finish() takes the machine down; the backend calls
+ * side_digest() just before, while the run's final state is still there.
  */
-struct digesting_backend {
-	struct backend base;
+struct side {
 	struct backend *model;
-	struct backend_ops ops;
 	struct explore_digest digest;
-	bool started;
 	/*
-	 * Statements before this one are not checked: they are the prefix,
-	 * and were checked when the prefix ran as a sequence of its own (the
-	 * model is deterministic, so this run repeats that one exactly).
+	 * The first statement checked, for scenario_run(): those before it
+	 * are the prefix, and were checked when the prefix ran as a
+	 * sequence of its own (the model is deterministic, so this run
+	 * repeats that one exactly).
 	 */
 	int check_from;
-	int checked;		/* check() calls so far in this run */
 };
 
-static struct digesting_backend *to_digesting(struct backend *b)
+static void side_digest(void *arg)
 {
-	return (struct digesting_backend *)((char *)b -
-		offsetof(struct digesting_backend, base));
+	struct side *side = arg;
+
+	explore_model_digest(&side->digest);
 }
 
-static int digesting_start(struct backend *b, const struct scenario *s)
+static struct side *side_create(const struct explore_side *which,
+				unsigned long memory_bytes)
 {
-	struct digesting_backend *d = to_digesting(b);
-	int ret = d->model->ops->start(d->model, s);
-
-	d->started = !ret;
-	d->checked = 0;
-	b->arch = d->model->arch;
-	b->variant = d->model->variant;
-	memcpy(b->skip_reason, d->model->skip_reason, sizeof(b->skip_reason));
-	return ret;
-}
-
-static void digesting_exec(struct backend *b, const struct stmt *st,
-			   struct stmt_result *res)
-{
-	struct digesting_backend *d = to_digesting(b);
-
-	d->model->ops->exec(d->model, st, res);
-}
-
-static int digesting_observe(struct backend *b, struct snapshot *snap)
-{
-	struct digesting_backend *d = to_digesting(b);
-
-	return d->model->ops->observe(d->model, snap);
-}
-
-static int digesting_finish(struct backend *b)
-{
-	struct digesting_backend *d = to_digesting(b);
-
-	if (d->started)
-		explore_model_digest(&d->digest);
-	d->started = false;
-	return d->model->ops->finish(d->model);
-}
-
-static unsigned long digesting_check(struct backend *b, FILE *report)
-{
-	struct digesting_backend *d = to_digesting(b);
-
-	/* The runner checks after every statement, in order. */
-	if (d->checked++ < d->check_from)
-		return 0;
-	return d->model->ops->check(d->model, report);
-}
-
-static struct digesting_backend *digesting_create(const struct explore_side *side,
-						  unsigned long memory_bytes)
-{
+	struct side *side = calloc(1, sizeof(*side));
 	struct model_options mopt = {
 		.memory_bytes = memory_bytes,
-		.variant = side->variant,
-		.variant_name = side->name,
+		.variant = which->variant,
+		.variant_name = which->name,
+		.before_teardown = side_digest,
+		.teardown_arg = side,
 	};
-	struct digesting_backend *d = calloc(1, sizeof(*d));
 
-	if (!d)
+	if (!side)
 		return NULL;
-	d->model = model_backend_create(&mopt);
-	if (!d->model) {
-		free(d);
+	side->model = model_backend_create(&mopt);
+	if (!side->model) {
+		free(side);
 		return NULL;
 	}
-	d->ops = (struct backend_ops){
-		.name = d->model->ops->name,
-		.start = digesting_start,
-		.exec = digesting_exec,
-		.observe = digesting_observe,
-		.finish = digesting_finish,
-		.check = digesting_check,
-	};
-	d->base.ops = &d->ops;
-	d->base.variant = d->model->variant;
-	d->base.arch = d->model->arch;
-	return d;
+	return side;
 }
 
-static void digesting_destroy(struct digesting_backend *d)
+static void side_destroy(struct side *side)
 {
-	if (!d)
+	if (!side)
 		return;
-	d->model->ops->destroy(d->model);
-	free(d);
+	side->model->ops->destroy(side->model);
+	free(side);
 }
 
 /* ---- the set of state keys met ---------------------------------------- */
@@ -628,7 +569,7 @@ struct explorer {
 	const struct explore_options *o;
 	struct explore_result *r;
 	FILE *out, *progress;
-	struct digesting_backend *sides[2];
+	struct side *sides[2];
 	struct side_run runs[2];
 	char text[4096];
 	char *explain;
@@ -666,7 +607,8 @@ static int run_side(struct explorer *x, int i, const struct scenario *s)
 			fclose(err);
 		return -ENOMEM;
 	}
-	sr->status = scenario_run(s, &x->sides[i]->base, out, err, 1);
+	sr->status = scenario_run(s, x->sides[i]->model, out, err,
+				  x->sides[i]->check_from);
 	bad = fclose(out);
 	bad |= fclose(err);
 	return bad ? -ENOMEM : 0;
@@ -825,9 +767,9 @@ static int run_both(struct explorer *x, const struct seq *q)
 	for (i = 0; i < 2; i++) {
 		/* The new operation and the observe after it; all of the
 		 * prelude's when there is no operation yet. */
-		x->sides[i]->check_from = q->len ? s->nr_stmts - 2 : 0;
+		x->sides[i]->check_from = q->len ? s->nr_stmts - 1 : 1;
 		if (x->o->check_all)
-			x->sides[i]->check_from = 0;
+			x->sides[i]->check_from = 1;
 		ret = run_side(x, i, s);
 		if (ret)
 			break;
@@ -1094,7 +1036,7 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	clock_gettime(CLOCK_MONOTONIC, &x.start);
 	alphabet_init(&x.ab, o->thp);
 	for (i = 0; i < 2; i++) {
-		x.sides[i] = digesting_create(side_of(&x, i), o->memory_bytes);
+		x.sides[i] = side_create(side_of(&x, i), o->memory_bytes);
 		if (!x.sides[i])
 			goto out;
 	}
@@ -1133,7 +1075,7 @@ out:
 	clear_progress(&x);
 	r->seconds = elapsed(&x);
 	for (i = 0; i < 2; i++) {
-		digesting_destroy(x.sides[i]);
+		side_destroy(x.sides[i]);
 		side_run_free(&x.runs[i]);
 	}
 	free(x.explain);

@@ -31,20 +31,13 @@ extern const char fuzz_harness_name[];
 /* Fill @v with variant @i and return its name as a record names it. */
 static inline const char *fuzz_variant(int i, struct pb_variant *v)
 {
-	static const struct {
-		const char *name, *preset, *key, *value;
-	} variants[FUZZ_NR_VARIANTS] = {
-		{ "baseline", "baseline", NULL, NULL },
-		{ "upstream", "upstream", NULL, NULL },
-		{ "seeds", "seeds", NULL, NULL },
-		{ "seeds+wp_reuse_max=512", "seeds", "wp_reuse_max", "512" },
+	static const char *const names[FUZZ_NR_VARIANTS] = {
+		"baseline", "upstream", "seeds", "seeds+wp_reuse_max=512",
 	};
 
-	if (pb_variant_preset(variants[i].preset, v) ||
-	    (variants[i].key &&
-	     pb_variant_set(v, variants[i].key, variants[i].value)))
-		abort();	/* the table above names what no longer exists */
-	return variants[i].name;
+	if (pb_variant_from_name(names[i], v))
+		abort();	/* the list above names what no longer exists */
+	return names[i];
 }
 
 #endif /* FUZZ_FUZZ_H */

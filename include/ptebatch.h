@@ -75,18 +75,18 @@ const char *pb_arch_name(void);
 int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy);
 
 /*
- * A variant: which PTE-walking paths run batched over large folios.
- * Presets: "baseline" (nothing batched), "upstream" (what mainline Linux
- * batches today: fork, zap and mprotect), "seeds" (upstream plus the seed
- * proposals: GUP-fast batching and write-fault reuse of 16 PTEs).
+ * A variant: which PTE-walking paths run batched over large folios, one
+ * field per switch of ptebatch_switches.h.  Presets: "baseline" (nothing
+ * batched), "upstream" (what mainline Linux batches today: fork, zap and
+ * mprotect), "seeds" (upstream plus the seed proposals: GUP-fast batching
+ * and write-fault reuse of 16 PTEs).
  */
+#define PB_SWITCH_FIELD_BOOL bool
+#define PB_SWITCH_FIELD_POW2 unsigned int
 struct pb_variant {
-	bool gup_batch;			/* GUP-fast extends runs over a folio */
-	bool gup_batch_recheck;		/* ... and re-checks PMD and PTEs after */
-	unsigned int wp_reuse_max;	/* PTEs one reuse fault may make writable */
-	bool mprotect_batch;		/* change_pte_range over folio batches */
-	bool fork_batch;		/* copy_present_ptes over folio batches */
-	bool zap_batch;			/* zap_present_ptes over folio batches */
+#define PB_SWITCH(name, kind, ...) PB_SWITCH_FIELD_##kind name;
+#include "ptebatch_switches.h"
+#undef PB_SWITCH
 };
 
 #define PB_DEFAULT_VARIANT "upstream"
@@ -97,13 +97,30 @@ const char *const *pb_variant_presets(void);
 int pb_variant_preset(const char *name, struct pb_variant *v);
 /*
  * Set one switch from text ("gup_batch=1", "wp_reuse_max=16"): -ENOENT
- * for an unknown key, -EINVAL for a value the key does not accept (booleans
- * take 0/1, wp_reuse_max a power of two from 1 to the PTEs of a table).
+ * for an unknown key, -EINVAL for a value the key does not accept (BOOL
+ * switches take 0/1/off/on, POW2 ones a power of two up to their max).
  */
 int pb_variant_set(struct pb_variant *v, const char *key, const char *value);
-/* NULL-terminated list of switch names, and a one-line help for each. */
+/*
+ * A variant by its name as a record header prints it,
+ * "PRESET[+KEY=VALUE]...": the preset, then each switch in order.
+ * Returns 0, -EINVAL (no such preset, or a bad value) or -ENOENT (no
+ * such switch).
+ */
+int pb_variant_from_name(const char *name, struct pb_variant *v);
+/*
+ * NULL-terminated list of switch names, in ptebatch_switches.h's order,
+ * and the help line of each: its range, then what it does.
+ */
 const char *const *pb_variant_switches(void);
 const char *pb_variant_switch_help(const char *key);
+/*
+ * Do @a and @b agree on every switch that may change faults and frames
+ * (effect FAULTS)?  Then their records must agree but for stat lines
+ * (CMP_SAME_FRAMES); otherwise they are held to CMP_EQUIVALENT.
+ */
+bool pb_variant_same_frames(const struct pb_variant *a,
+			    const struct pb_variant *b);
 /* Make @v the machine's variant (any time; takes effect for what follows). */
 void pb_set_variant(const struct pb_variant *v);
 void pb_get_variant(struct pb_variant *v);

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "backend/backend.h"
+#include "scenario/backend.h"
 #include "scenario/scenario.h"
 
 /* "# backend NAME variant VARIANT arch ARCH" */

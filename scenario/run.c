@@ -71,15 +71,23 @@ static int run_observe(const struct scenario *s, struct backend *b,
 	return ret;
 }
 
-static void run_process_statement(const struct scenario *s, struct backend *b,
-				  const struct stmt *st, FILE *out)
+/* Returns true when the statement ran out of the backend's memory. */
+static bool run_process_statement(const struct scenario *s, struct backend *b,
+				  const struct stmt *st, FILE *out, FILE *err)
 {
 	struct stmt_result res;
+	bool exhausted;
 
 	memset(&res, 0, sizeof(res));
 	b->ops->exec(b, st, &res);
+	exhausted = res.exhausted[0];
+	if (exhausted)
+		fprintf(err, "%s:%d: %s: out of memory: %.*s\n", s->file,
+			st->line, st->text, (int)sizeof(res.exhausted),
+			res.exhausted);
 	record_result(out, s, st, &res, b->want_stats);
 	stmt_result_reset(&res);
+	return exhausted;
 }
 
 /* start() or finish() said the backend cannot run @s here, and why. */
@@ -94,10 +102,10 @@ static bool run_skipped(const struct scenario *s, const struct backend *b,
 }
 
 int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
-		 FILE *err, int check)
+		 FILE *err, int check_from)
 {
 	struct snapshot snap = { 0 };
-	bool failed = false, skipped = false;
+	bool failed = false, skipped = false, exhausted = false;
 	unsigned long violations = 0;
 	int i, ret;
 
@@ -123,10 +131,10 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 			failed = run_observe(s, b, st, &snap, out, err) != 0;
 			break;
 		default:
-			run_process_statement(s, b, st, out);
+			exhausted |= run_process_statement(s, b, st, out, err);
 			break;
 		}
-		if (check && b->ops->check)
+		if (check_from && st->number >= check_from && b->ops->check)
 			violations += run_check(s, b, st->number, err);
 	}
 	snapshot_free(&snap);
@@ -145,7 +153,7 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 	}
 	if (violations)
 		return SCN_RUN_VIOLATION;
-	if (failed)
+	if (failed || exhausted)
 		return SCN_RUN_FAILED;
 	return skipped ? SCN_RUN_SKIPPED : SCN_RUN_OK;
 }

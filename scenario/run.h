@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "backend/backend.h"
+#include "scenario/backend.h"
 #include "scenario/scenario.h"
 
 /* What scenario_run() returns; the CLI exits with the same numbers. */
@@ -17,10 +17,13 @@
 
 /*
  * Run @s on @b: start, every statement in order (its record line on @out),
- * finish.  With @check, the backend's invariant check (if it has one) runs
- * after every statement; violations go to @err as
- * "FILE: after statement N: ..." and the run goes on.  Problems running
- * the scenario go to @err too.
+ * finish.  With @check_from N > 0, the backend's invariant check (if it
+ * has one) runs after every statement numbered N or later (1: all of
+ * them; a caller that replays a prefix it checked before may skip it);
+ * violations go to @err as "FILE: after statement N: ..." and the run
+ * goes on.  Problems running the scenario go to @err too, and so does a
+ * statement that ran out of the backend's memory ("FILE:LINE: TEXT: out
+ * of memory: ..."): the run goes on, but fails.
  *
  * Returns SCN_RUN_OK, SCN_RUN_FAILED, or SCN_RUN_VIOLATION when any check
  * failed (even if the run failed later: a broken invariant is the more
@@ -30,6 +33,6 @@
  * line); a record printed before finish() refused is then no result.
  */
 int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
-		 FILE *err, int check);
+		 FILE *err, int check_from);
 
 #endif /* SCENARIO_RUN_H */

@@ -1,11 +1,12 @@
 /*
- * snapshot.c - the containers every backend fills: snapshots and results.
+ * snapshot.c - the containers a backend fills for the runner: snapshots
+ * and statement results.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "scenario/backend.h"
 
 int snapshot_add(struct snapshot *snap, const struct snap_page *page)
 {

@@ -1,0 +1,179 @@
+/*
+ * arch.c - --arch ARCH: the model is compiled once per architecture (as
+ * the kernel is), so another architecture is another binary -
+ * $(BUILD)/ptebatch for x86_64, $(BUILD)/ARCH/ptebatch for the others.
+ * A command that takes --arch is re-run in that binary; bench takes a
+ * list and runs each in turn.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static int bench_each_arch(int argc, char **argv, const char *list);
+
+/* Every architecture the model is built for (make ARCH=...). */
+static const char *const model_arches[] = {
+	"x86_64", "x86-pae", "arm64-4k", "arm64-16k", "arm64-64k", NULL,
+};
+
+/*
+ * Take the option out of argv (the commands never see it) and, if it
+ * names another architecture than this binary's, run that binary with
+ * the same arguments.  Returns 0 to go on here.
+ */
+int arch_redirect(int *argcp, char **argv)
+{
+	const char *arch = NULL, *self = pb_arch_name();
+	char exe[4096], target[4200], *slash;
+	int i, j, argc = *argcp;
+	ssize_t n;
+
+	for (i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--arch")) {
+			if (i + 1 >= argc)
+				return usage_error("--arch needs a value");
+			arch = argv[i + 1];
+			for (j = i; j + 2 <= argc; j++)
+				argv[j] = argv[j + 2];
+			argc -= 2;
+			i--;
+		} else if (!strncmp(argv[i], "--arch=", 7)) {
+			arch = argv[i] + 7;
+			for (j = i; j + 1 <= argc; j++)
+				argv[j] = argv[j + 1];
+			argc -= 1;
+			i--;
+		}
+	}
+	*argcp = argc;
+	if (arch && strchr(arch, ',')) {
+		if (strcmp(argv[1], "bench"))
+			return usage_error("--arch: one architecture at a time"
+					   " (a list is for bench)");
+		exit(bench_each_arch(argc, argv, arch));
+	}
+	if (!arch || !strcmp(arch, self))
+		return 0;
+	if (!in_list(model_arches, arch))
+		return unknown_in_list("--arch", "architecture", arch,
+				       model_arches);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return usage_error("--arch %s: cannot find this program: %s",
+				   arch, strerror(errno));
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+	/* An arm64 binary lives one directory below the x86_64 one. */
+	if (strcmp(self, "x86_64") && (slash = strrchr(exe, '/')))
+		*slash = '\0';
+	if (!strcmp(arch, "x86_64"))
+		snprintf(target, sizeof(target), "%s/ptebatch", exe);
+	else
+		snprintf(target, sizeof(target), "%s/%s/ptebatch", exe, arch);
+	if (access(target, X_OK))
+		return usage_error("--arch %s: %s is not built (make ARCH=%s)",
+				   arch, target, arch);
+	argv[argc] = NULL;
+	execv(target, argv);
+	fprintf(stderr, "ptebatch: --arch %s: %s: %s\n", arch, target,
+		strerror(errno));
+	return 1;
+}
+
+/*
+ * bench --arch A,B,...: each architecture's build runs the benchmark in
+ * turn, under an "== ARCH" line, so its tables (whose method lines name
+ * the arch) stand one after another; --json FILE gets every row of every
+ * run (each row carries its "arch").  argv no longer holds --arch.
+ */
+static int bench_each_arch(int argc, char **argv, const char *list)
+{
+	char *copy = strdup(list), *arch, *save = NULL, part[4200];
+	const char *json = NULL;
+	int i, json_at = -1, worst = 0;
+	FILE *out = NULL;
+
+	if (!copy)
+		return 1;
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--plot") || !strncmp(argv[i], "--plot=", 7)) {
+			free(copy);
+			return usage_error("--plot draws one architecture's"
+					   " tables: give one --arch");
+		}
+		if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			json_at = ++i, json = argv[i];
+		else if (!strncmp(argv[i], "--json=", 7))
+			json_at = i, json = argv[i] + 7;
+	}
+	for (arch = strtok_r(copy, ",", &save); arch;
+	     arch = strtok_r(NULL, ",", &save))
+		if (!in_list(model_arches, arch)) {
+			free(copy);
+			return unknown_in_list("--arch", "architecture", arch,
+					       model_arches);
+		}
+	free(copy);
+	copy = strdup(list);
+	if (json && !(out = fopen(json, "w"))) {
+		free(copy);
+		return usage_error("--json: %s: %s", json, strerror(errno));
+	}
+	for (arch = strtok_r(copy, ",", &save); arch && copy;
+	     arch = strtok_r(NULL, ",", &save)) {
+		char **cargv = calloc((size_t)argc + 3, sizeof(*cargv));
+		int status = 0;
+		pid_t pid;
+
+		if (!cargv)
+			break;
+		for (i = 0; i < argc; i++)
+			cargv[i] = argv[i];
+		snprintf(part, sizeof(part), "%s.%s", json ? json : "", arch);
+		if (json_at >= 0)
+			cargv[json_at] = json == argv[json_at] ? part : NULL;
+		if (json_at >= 0 && !cargv[json_at]) {
+			/* --json=FILE: the same, as --json=FILE.ARCH */
+			static char eq[4210];
+
+			snprintf(eq, sizeof(eq), "--json=%s", part);
+			cargv[json_at] = eq;
+		}
+		cargv[argc] = "--arch";
+		cargv[argc + 1] = arch;
+		printf("== %s\n", arch);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			execv("/proc/self/exe", cargv);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			status = 1 << 8;
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			worst = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+		if (out) {
+			FILE *in = fopen(part, "r");
+			char buf[8192];
+			size_t n;
+
+			while (in && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+				fwrite(buf, 1, n, out);
+			if (in)
+				fclose(in);
+			unlink(part);
+		}
+		free(cargv);
+	}
+	free(copy);
+	if (out && fclose(out))
+		worst = worst ? worst : 1;
+	return worst;
+}
+

@@ -1,0 +1,218 @@
+/*
+ * bench.c - ptebatch bench: the seed tables (bench/), on the model and on
+ * this machine's kernel.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "cli/cli.h"
+#include "scenario/run.h"
+#include "scenario/scenario.h"
+
+static const char *const bench_names[] = { "gup", "cow", "mprotect", "all",
+					   NULL };
+static const char *const bench_backends[] = { "model", "kernel", "both",
+					      NULL };
+
+struct bench_flags {
+	struct bench_opts o;
+	const char *name;
+	const char *json;
+};
+
+static void bench_usage(FILE *f)
+{
+	fputs("usage: ptebatch bench NAME [--backend model|kernel|both]"
+	      " [--arch ARCH] [--size SIZE]\n"
+	      "                      [--reps N] [--quick] [--json FILE]"
+	      " [--plot FILE.svg]\n"
+	      "\n"
+	      "bench     measure the seed tables: NAME is gup, cow, mprotect"
+	      " or all\n"
+	      "  --backend NAME    model, kernel (this machine, as root) or"
+	      " both (the default)\n"
+	      "  --arch ARCH       the model's architecture (see 'run'); the"
+	      " kernel columns\n"
+	      "                    run only where it is this machine's (x86_64)\n"
+	      "  --size SIZE       region size, a multiple of 2M, e.g. 64M or"
+	      " 1G (default: the\n", f);
+	fprintf(f, "                    seeds' sizes; at most %luG and a quarter"
+		" of this machine's\n"
+		"                    memory)\n", BENCH_MAX_SIZE >> 30);
+	fprintf(f, "  --reps N          timed repetitions, 1 to %d (default 15"
+		" for gup, 5 for cow\n"
+		"                    and mprotect), after one warm-up\n",
+		BENCH_MAX_REPS);
+	fputs("  --quick           small sizes, few reps: a smoke test\n"
+	      "  --json FILE       every row as one JSON object per line\n"
+	      "  --plot FILE.svg   draw the tables with gnuplot\n"
+	      "exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
+	      " nothing runs)\n", f);
+}
+
+static int set_backend(void *f, const char *v)
+{
+	struct bench_opts *o = &((struct bench_flags *)f)->o;
+
+	if (!in_list(bench_backends, v))
+		return unknown_in_list("--backend", "backend", v, bench_backends);
+	o->backend = !strcmp(v, "model") ? BENCH_MODEL :
+		     !strcmp(v, "kernel") ? BENCH_KERNEL : BENCH_BOTH;
+	return 0;
+}
+
+static int set_size(void *f, const char *v)
+{
+	char why[256];
+	unsigned long n;
+
+	if (scenario_parse_number(v, &n) || !n)
+		return usage_error("--size: bad size '%s' (e.g. 64M or 1G)", v);
+	if (bench_check_size(n, why, sizeof(why)))
+		return usage_error("--size: '%s' %s", v, why);
+	((struct bench_flags *)f)->o.size = n;
+	return 0;
+}
+
+static int set_reps(void *f, const char *v)
+{
+	unsigned long n;
+	char *end;
+
+	/* Digits only: strtoul() would take " 5", "+5" and "-5" too. */
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 ||
+	    n > BENCH_MAX_REPS)
+		return usage_error("--reps: expected a number from 1 to %d,"
+				   " got '%s'", BENCH_MAX_REPS, v);
+	((struct bench_flags *)f)->o.reps = (int)n;
+	return 0;
+}
+
+static int set_quick(void *f, const char *v)
+{
+	((struct bench_flags *)f)->o.quick = true;
+	return 0;
+}
+
+static int set_json(void *f, const char *v)
+{
+	if (!*v)
+		return usage_error("--json: empty file name");
+	((struct bench_flags *)f)->json = v;
+	return 0;
+}
+
+static int set_plot(void *f, const char *v)
+{
+	size_t len = strlen(v);
+
+	if (len < 5 || strcmp(v + len - 4, ".svg"))
+		return usage_error("--plot: '%s' must end in .svg", v);
+	if (strchr(v, '\''))
+		return usage_error("--plot: '%s' may not contain a quote", v);
+	((struct bench_flags *)f)->o.plot = v;
+	return 0;
+}
+
+static int set_name(void *f, const char *word)
+{
+	struct bench_flags *fl = f;
+
+	/* No NAME starts with '-': a lone "-" is a mistyped option. */
+	if (word[0] == '-')
+		return usage_error("unknown option '%s'", word);
+	if (fl->name)
+		return usage_error("more than one NAME ('%s' and '%s')",
+				   fl->name, word);
+	if (!in_list(bench_names, word))
+		return unknown_in_list("NAME", "benchmark", word, bench_names);
+	fl->name = word;
+	return 0;
+}
+
+static const struct cli_option bench_options[] = {
+	{ "--backend", true, set_backend },
+	{ "--size", true, set_size },
+	{ "--reps", true, set_reps },
+	{ "--quick", false, set_quick },
+	{ "--json", true, set_json },
+	{ "--plot", true, set_plot },
+	{ NULL, false, NULL },
+};
+
+/*
+ * What can only be checked on this machine, before anything runs: the
+ * --plot file can be written and gnuplot is there (else a long run would
+ * end without its plot), and the --json file opens.
+ */
+static int open_bench_outputs(struct bench_opts *o, const char *json)
+{
+	char why[512];
+
+	if (o->plot && bench_plot_check(o->plot, why, sizeof(why)))
+		return usage_error("--plot: %s", why);
+	if (!json)
+		return 0;
+	o->json = fopen(json, "w");
+	if (!o->json)
+		return usage_error("--json: %s: %s", json, strerror(errno));
+	return 0;
+}
+
+static int bench_main(int argc, char **argv)
+{
+	static int (*const benches[])(const struct bench_opts *) = {
+		bench_gup, bench_cow, bench_mprotect,
+	};
+	struct bench_flags fl = {
+		.o = {
+			.backend = BENCH_BOTH,
+			.arch = pb_arch_name(),
+			.out = stdout,
+		},
+	};
+	struct bench_opts *o = &fl.o;
+	int i, ret, err = 0;
+
+	command = "bench";
+	ret = cli_parse(bench_options, &fl, set_name, argc, argv);
+	if (!ret && !fl.name)
+		ret = usage_error("no NAME given (gup, cow, mprotect or all)");
+	if (!ret)
+		ret = open_bench_outputs(o, fl.json);
+	if (ret)
+		return ret;
+	o->progress = isatty(STDERR_FILENO);
+	for (i = 0; i < 3 && !err; i++) {
+		if (strcmp(fl.name, "all") && strcmp(fl.name, bench_names[i]))
+			continue;
+		if (!strcmp(fl.name, "all") && i)
+			fputc('\n', stdout);
+		err = benches[i](o);
+		fflush(stdout);
+		if (err)
+			fprintf(stderr, "ptebatch: bench %s: %s\n",
+				bench_names[i], strerror(-err));
+	}
+	if (o->json && fclose(o->json)) {
+		fprintf(stderr, "ptebatch: --json: %s: %s\n", fl.json,
+			strerror(errno));
+		err = -EIO;
+	}
+	if (!err && o->plot)
+		err = bench_plot(o);
+	return err ? SCN_RUN_FAILED : 0;
+}
+
+const struct cli_command bench_command = {
+	.name = "bench",
+	.main = bench_main,
+	.usage = bench_usage,
+	.takes_arch = true,
+};

@@ -1,0 +1,466 @@
+/*
+ * diff.c - ptebatch diff: each scenario on the model and on this
+ * machine's kernel, the two records compared.
+ *
+ * The model runs here, in this process; the kernel side is `ptebatch run
+ * --backend kernel` in a child process: the kernel backend forks real
+ * processes, writes THP sysfs and installs signal handlers to restore
+ * it, and a crash there should cost one scenario, not the whole
+ * comparison.
+ *
+ * PTEBATCH_DIFF_KERNEL, if set, names the program run instead of this one
+ * for the kernel side (with the same arguments): tests use a stand-in to
+ * check the comparison itself on machines without root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "cli/cli.h"
+#include "scenario/compare.h"
+#include "scenario/record.h"
+#include "scenario/run.h"
+#include "scenario/scenario.h"
+
+enum diff_verdict { DIFF_MATCH, DIFF_MISMATCH, DIFF_SKIP, DIFF_ERROR };
+
+static const char *const diff_words[] = {
+	[DIFF_MATCH] = "MATCH",
+	[DIFF_MISMATCH] = "MISMATCH",
+	[DIFF_SKIP] = "SKIP",
+	[DIFF_ERROR] = "ERROR",
+};
+
+struct diff_options {
+	struct variant_flags variant;
+	const char **files;
+	int nr_files;
+};
+
+/* A growing text buffer; the functions below keep it NUL-terminated. */
+struct text {
+	char *buf;
+	size_t len;
+};
+
+static void text_free(struct text *t)
+{
+	free(t->buf);
+	t->buf = NULL;
+	t->len = 0;
+}
+
+/* Read @fd to its end into @t.  Returns 0 or -errno. */
+static int text_read_fd(struct text *t, int fd)
+{
+	size_t cap = t->len + 1;
+
+	for (;;) {
+		ssize_t n;
+
+		if (t->len + 4096 >= cap || !t->buf) {
+			char *bigger;
+
+			cap = cap < 65536 ? 65536 : cap * 2;
+			bigger = realloc(t->buf, cap);
+			if (!bigger)
+				return -ENOMEM;
+			t->buf = bigger;
+		}
+		n = read(fd, t->buf + t->len, cap - t->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		t->len += n;
+	}
+	t->buf[t->len] = '\0';
+	return 0;
+}
+
+/* The first line of @text (or "" ), without its newline, at most 400 bytes. */
+static const char *first_line(char *buf, size_t size, const char *text)
+{
+	size_t n = text ? strcspn(text, "\n") : 0;
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, text ? text : "", n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * Run argv[0] with @argv, stdout into @out, stderr into @err.  Returns the
+ * wait status, or -1 with errno set if it could not be started.
+ */
+static int run_captured(char *const argv[], struct text *out, struct text *err)
+{
+	int fds[2], status, ret, saved;
+	FILE *errf = tmpfile();
+	pid_t pid;
+
+	if (!errf)
+		return -1;
+	if (pipe2(fds, O_CLOEXEC)) {
+		saved = errno;
+		fclose(errf);
+		errno = saved;
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		saved = errno;
+		close(fds[0]);
+		close(fds[1]);
+		fclose(errf);
+		errno = saved;
+		return -1;
+	}
+	if (!pid) {
+		if (dup2(fds[1], STDOUT_FILENO) < 0 ||
+		    dup2(fileno(errf), STDERR_FILENO) < 0)
+			_exit(127);
+		execv(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	ret = text_read_fd(out, fds[0]);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = -1;
+			break;
+		}
+	}
+	if (!ret && lseek(fileno(errf), 0, SEEK_SET) == 0)
+		ret = text_read_fd(err, fileno(errf));
+	fclose(errf);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return status;
+}
+
+/* The model's record of @s, into @out; problems into @why. */
+static enum diff_verdict diff_model_run(const struct scenario *s,
+					const struct pb_variant *variant,
+					const char *variant_name,
+					struct text *out, char *why,
+					size_t whylen)
+{
+	struct model_options mopt = { 0 };
+	struct text err = { 0 };
+	char line[400];
+	FILE *outf, *errf;
+	struct backend *b;
+	int ret;
+
+	mopt.variant = *variant;
+	mopt.variant_name = variant_name;
+	outf = open_memstream(&out->buf, &out->len);
+	errf = open_memstream(&err.buf, &err.len);
+	b = model_backend_create(&mopt);
+	if (!outf || !errf || !b) {
+		if (outf)
+			fclose(outf);
+		if (errf)
+			fclose(errf);
+		if (b)
+			b->ops->destroy(b);
+		text_free(&err);
+		snprintf(why, whylen, "model: out of memory");
+		return DIFF_ERROR;
+	}
+	ret = scenario_run(s, b, outf, errf, 1);
+	b->ops->destroy(b);
+	fclose(outf);
+	fclose(errf);
+	if (ret != SCN_RUN_OK)
+		snprintf(why, whylen, "model run failed (status %d): %s", ret,
+			 first_line(line, sizeof(line), err.buf));
+	text_free(&err);
+	return ret == SCN_RUN_OK ? DIFF_MATCH : DIFF_ERROR;
+}
+
+/* The kernel's record of @file, from `SELF run --backend kernel FILE`. */
+static enum diff_verdict diff_kernel_run(const char *self, const char *file,
+					 struct text *out, char *why,
+					 size_t whylen)
+{
+	static const char skip_mark[] = ": skipped on backend kernel: ";
+	char *argv[] = { (char *)self, "run", "--backend", "kernel",
+			 "--no-check", "--", (char *)file, NULL };
+	struct text err = { 0 };
+	enum diff_verdict v = DIFF_ERROR;
+	char line[400];
+	const char *mark;
+	int status;
+
+	status = run_captured(argv, out, &err);
+	if (status == -1) {
+		snprintf(why, whylen, "cannot run %.900s: %s", self,
+			 strerror(errno));
+	} else if (WIFSIGNALED(status)) {
+		snprintf(why, whylen, "kernel run killed by signal %d (%s): %s",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)),
+			 first_line(line, sizeof(line), err.buf));
+	} else if (WEXITSTATUS(status) == SCN_RUN_OK) {
+		v = DIFF_MATCH;
+	} else if (WEXITSTATUS(status) == SCN_RUN_SKIPPED &&
+		   (mark = err.buf ? strstr(err.buf, skip_mark) : NULL)) {
+		v = DIFF_SKIP;
+		snprintf(why, whylen, "%s", first_line(line, sizeof(line),
+				mark + sizeof(skip_mark) - 1));
+	} else if (WEXITSTATUS(status) == EXIT_USAGE && err.buf &&
+		   strstr(err.buf, "unknown backend 'kernel'")) {
+		v = DIFF_SKIP;
+		snprintf(why, whylen, "this ptebatch has no kernel backend");
+	} else {
+		snprintf(why, whylen, "kernel run failed (exit status %d): %s",
+			 WEXITSTATUS(status),
+			 first_line(line, sizeof(line), err.buf));
+	}
+	text_free(&err);
+	return v;
+}
+
+/* Parse both records and compare them; the verdict and its one line. */
+static enum diff_verdict diff_records(const struct text *model,
+				      const struct text *kernel, char *why,
+				      size_t whylen)
+{
+	struct record *m = NULL, *k = NULL;
+	struct text explain = { 0 };
+	enum diff_verdict v = DIFF_ERROR;
+	char line[1024];
+	FILE *f = open_memstream(&explain.buf, &explain.len);
+
+	if (!f) {
+		snprintf(why, whylen, "out of memory");
+		return DIFF_ERROR;
+	}
+	/* Both with the page size the scenario was parsed with, so that
+	 * the header's arch names need not agree. */
+	m = record_parse("model", model->buf ? model->buf : "", model->len,
+			 SCN_DEFAULT_PAGE_SIZE, f);
+	if (m)
+		k = record_parse("kernel", kernel->buf ? kernel->buf : "",
+				 kernel->len, SCN_DEFAULT_PAGE_SIZE, f);
+	if (m && k) {
+		if (compare_records(m, k, CMP_SAME_FRAMES | CMP_IGNORE_HEADER,
+				    f))
+			v = DIFF_MISMATCH;
+		else
+			v = DIFF_MATCH;
+	}
+	fclose(f);
+	if (v == DIFF_ERROR)
+		snprintf(why, whylen, "unreadable record: %.900s",
+			 first_line(line, sizeof(line), explain.buf));
+	else if (v == DIFF_MISMATCH)
+		snprintf(why, whylen, "%s",
+			 first_line(line, sizeof(line), explain.buf));
+	text_free(&explain);
+	record_free(m);
+	record_free(k);
+	return v;
+}
+
+static enum diff_verdict diff_one(const char *self, const char *file,
+				  const struct pb_variant *variant,
+				  const char *variant_name, char *why,
+				  size_t whylen)
+{
+	struct text model = { 0 }, kernel = { 0 }, err = { 0 };
+	enum diff_verdict v;
+	struct scenario *s;
+	char line[400];
+	FILE *errf = open_memstream(&err.buf, &err.len);
+
+	if (!errf) {
+		snprintf(why, whylen, "out of memory");
+		return DIFF_ERROR;
+	}
+	s = scenario_parse_file(file, SCN_DEFAULT_PAGE_SIZE, errf);
+	fclose(errf);
+	if (!s) {
+		snprintf(why, whylen, "%s", first_line(line, sizeof(line),
+							err.buf));
+		text_free(&err);
+		return DIFF_ERROR;
+	}
+	text_free(&err);
+	v = diff_model_run(s, variant, variant_name, &model, why, whylen);
+	scenario_free(s);
+	if (v == DIFF_MATCH)
+		v = diff_kernel_run(self, file, &kernel, why, whylen);
+	if (v == DIFF_MATCH)
+		v = diff_records(&model, &kernel, why, whylen);
+	text_free(&model);
+	text_free(&kernel);
+	return v;
+}
+
+static void diff_usage(FILE *f)
+{
+	fputs("usage: ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
+	      " FILE.scn...\n"
+	      "\n"
+	      "diff      run each scenario on the model and on this machine's"
+	      " kernel\n"
+	      "          (root: the run writes THP sysfs and puts it back),"
+	      " compare the\n"
+	      "          records (everything but header, stat lines and cost),"
+	      " and print\n"
+	      "          MATCH FILE, MISMATCH FILE: first difference,"
+	      " SKIP FILE: reason\n"
+	      "          or ERROR FILE: reason, then the counts\n"
+	      "  --variant NAME    the model's preset (" PB_DEFAULT_VARIANT
+	      " by default)\n"
+	      "  --set KEY=VALUE   change one switch of the preset"
+	      " (repeatable)\n"
+	      "exit status: 0 every scenario matched or was skipped, 1 a"
+	      " mismatch or error,\n"
+	      "             2 bad usage or a scenario that does not parse"
+	      " (then nothing runs)\n", f);
+}
+
+static int set_variant(void *o, const char *value)
+{
+	return variant_flags_preset(&((struct diff_options *)o)->variant,
+				    "--variant", value);
+}
+
+static int add_set(void *o, const char *value)
+{
+	return variant_flags_add_set(&((struct diff_options *)o)->variant,
+				     value);
+}
+
+static int add_file(void *o, const char *word)
+{
+	struct diff_options *opts = o;
+
+	opts->files[opts->nr_files++] = word;
+	return 0;
+}
+
+static const struct cli_option diff_options[] = {
+	{ "--variant", true, set_variant },
+	{ "--set", true, add_set },
+	{ NULL, false, NULL },
+};
+
+/*
+ * Every file must parse before any runs: a typo in the last one should
+ * not cost a long comparison first, and bad input should never get as
+ * far as the kernel side (which writes THP sysfs).  Each problem is one
+ * "FILE:LINE: message" on stderr.
+ */
+static int diff_check_files(const struct diff_options *opts)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < opts->nr_files; i++) {
+		struct scenario *s = scenario_parse_file(opts->files[i],
+							 SCN_DEFAULT_PAGE_SIZE,
+							 stderr);
+
+		bad += !s;
+		scenario_free(s);
+	}
+	return bad ? EXIT_USAGE : 0;
+}
+
+/* The program that runs the kernel side: this very binary, by default. */
+static int kernel_side(char *self, size_t size)
+{
+	const char *stand_in = getenv("PTEBATCH_DIFF_KERNEL");
+	ssize_t n;
+
+	if (stand_in && *stand_in) {
+		snprintf(self, size, "%s", stand_in);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, size - 1);
+	if (n <= 0 || (size_t)n >= size - 1) {
+		fprintf(stderr, "ptebatch: cannot find this program"
+			" (/proc/self/exe): %s\n", strerror(errno));
+		return SCN_RUN_FAILED;
+	}
+	self[n] = '\0';
+	return 0;
+}
+
+static int diff_main(int argc, char **argv)
+{
+	struct diff_options opts = { 0 };
+	int counts[4] = { 0 }, i, ret;
+	struct pb_variant variant;
+	char *variant_name = NULL;
+	char self[4096], why[1024];
+
+	command = "diff";
+	ret = variant_flags_init(&opts.variant, argc, PB_DEFAULT_VARIANT);
+	if (ret)
+		return ret;
+	opts.files = calloc(argc + 1, sizeof(*opts.files));
+	if (!opts.files) {
+		ret = out_of_memory();
+		goto out;
+	}
+	ret = cli_parse(diff_options, &opts, add_file, argc, argv);
+	if (!ret && !opts.nr_files)
+		ret = usage_error("no scenario file given");
+	if (!ret)
+		ret = variant_flags_build(&opts.variant, &variant, &variant_name);
+	if (!ret)
+		ret = diff_check_files(&opts);
+	if (!ret)
+		ret = kernel_side(self, sizeof(self));
+	if (ret)
+		goto out;
+	for (i = 0; i < opts.nr_files; i++) {
+		enum diff_verdict v;
+
+		why[0] = '\0';
+		v = diff_one(self, opts.files[i], &variant, variant_name, why,
+			     sizeof(why));
+		counts[v]++;
+		if (v == DIFF_MATCH)
+			printf("MATCH %s\n", opts.files[i]);
+		else
+			printf("%s %s: %s\n", diff_words[v], opts.files[i], why);
+		fflush(stdout);
+	}
+	printf("%d match, %d mismatch, %d skip", counts[DIFF_MATCH],
+	       counts[DIFF_MISMATCH], counts[DIFF_SKIP]);
+	if (counts[DIFF_ERROR])
+		printf(", %d error", counts[DIFF_ERROR]);
+	putchar('\n');
+	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 : 0;
+out:
+	free(variant_name);
+	variant_flags_free(&opts.variant);
+	free(opts.files);
+	return ret;
+}
+
+const struct cli_command diff_command = {
+	.name = "diff",
+	.main = diff_main,
+	.usage = diff_usage,
+	.takes_arch = true,
+};

@@ -1,0 +1,262 @@
+/*
+ * run.c - ptebatch run: parse a scenario, run it on the model or on this
+ * machine's kernel, print its record.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "bench/bench.h"
+#include "cli/cli.h"
+#include "scenario/record.h"
+#include "scenario/run.h"
+#include "scenario/scenario.h"
+
+/* The smallest machine worth simulating: a few THPs and their tables. */
+#define MIN_MEMORY (4 * pb_pmd_size() > (16UL << 20) ? 4 * pb_pmd_size() \
+							  : (16UL << 20))
+
+struct run_options {
+	const char *backend;
+	struct variant_flags variant;
+	bool variant_given;
+	bool stats;
+	bool check;
+	unsigned long memory;	/* 0: the model's default */
+	const char *file;
+};
+
+static const char *const backends[] = { "model", "kernel", NULL };
+
+static void list_words(FILE *f, const char *const *list)
+{
+	for (; *list; list++)
+		fprintf(f, " %s", *list);
+}
+
+static void run_usage(FILE *f)
+{
+	const char *const *sw;
+
+	fputs("usage: ptebatch run [--backend model|kernel] [--variant NAME]"
+	      " [--set KEY=VALUE]...\n"
+	      "                    [--stats] [--memory SIZE] [--no-check]"
+	      " [--arch ARCH] FILE.scn\n"
+	      "       ptebatch help\n"
+	      "\n"
+	      "run       run a scenario and print its record on stdout\n"
+	      "  --backend NAME    what runs it: model (the default) or"
+	      " kernel (this\n"
+	      "                    machine's Linux, as root; no variant,"
+	      " stats or check)\n"
+	      "  --variant NAME    which batching is on: a preset ("
+	      PB_DEFAULT_VARIANT " by default)\n"
+	      "  --set KEY=VALUE   change one switch of the preset"
+	      " (repeatable, in order)\n"
+	      "  --stats           print the cost counters of every"
+	      " statement\n"
+	      "  --memory SIZE     simulated memory (default 4G): a multiple"
+	      " of 2M, from 16M\n", f);
+	fprintf(f, "                    to %luG and no more than this machine"
+		" has; running out\n"
+		"                    of it fails the run\n",
+		PB_MAX_MEMORY >> 30);
+	fputs("  --no-check        skip the invariant check after each"
+	      " statement\n"
+	      "  --arch ARCH       the model built for another architecture:"
+	      " x86_64 (default),\n"
+	      "                    x86-pae, arm64-4k, arm64-16k, arm64-64k"
+	      " (also for diff,\n"
+	      "                    bench and explore; each is its own build,"
+	      " make ARCH=...)\n"
+	      "\n"
+	      "presets:", f);
+	list_words(f, pb_variant_presets());
+	fputs("\nswitches:\n", f);
+	for (sw = pb_variant_switches(); *sw; sw++)
+		fprintf(f, "  %-17s %s\n", *sw, pb_variant_switch_help(*sw));
+	fputs("\n"
+	      "exit status: 0 ok, 1 the run failed (or the model ran out of"
+	      " memory),\n"
+	      "             2 bad usage or scenario, 3 an invariant check"
+	      " failed,\n"
+	      "             4 skipped: the backend cannot run it here (the"
+	      " reason on stderr)\n", f);
+}
+
+/* @bytes as "16M", "256G"; @buf must hold 24 characters. */
+static const char *size_text(char *buf, unsigned long bytes)
+{
+	return record_size_text(buf, 24, bytes);
+}
+
+static int set_backend(void *o, const char *value)
+{
+	struct run_options *opts = o;
+
+	if (!in_list(backends, value))
+		return unknown_in_list("--backend", "backend", value, backends);
+	opts->backend = value;
+	return 0;
+}
+
+static int set_variant(void *o, const char *value)
+{
+	struct run_options *opts = o;
+
+	opts->variant_given = true;
+	return variant_flags_preset(&opts->variant, "--variant", value);
+}
+
+/*
+ * A --set is applied on top of the preset once all flags are read, so
+ * --variant may come after it.
+ */
+static int add_set(void *o, const char *value)
+{
+	return variant_flags_add_set(&((struct run_options *)o)->variant, value);
+}
+
+static int set_stats(void *o, const char *value)
+{
+	((struct run_options *)o)->stats = true;
+	return 0;
+}
+
+static int set_no_check(void *o, const char *value)
+{
+	((struct run_options *)o)->check = false;
+	return 0;
+}
+
+/*
+ * --memory: the model's frames must be ones this machine can back, or
+ * running out would be the host's OOM killer instead of the model's
+ * ENOMEM.
+ */
+static int set_memory(void *o, const char *arg)
+{
+	struct run_options *opts = o;
+	unsigned long bytes, block = pb_pmd_size(), host = bench_host_memory();
+	char a[24];
+
+	if (scenario_parse_number(arg, &bytes))
+		return usage_error("--memory: bad size '%s' (e.g. 256M or 4G)",
+				   arg);
+	if (bytes < MIN_MEMORY)
+		return usage_error("--memory: '%s' is below the minimum %s", arg,
+				   size_text(a, MIN_MEMORY));
+	if (bytes > PB_MAX_MEMORY)
+		return usage_error("--memory: '%s' is above the model's maximum"
+				   " %s", arg, size_text(a, PB_MAX_MEMORY));
+	if (bytes % block)
+		return usage_error("--memory: '%s' is not a multiple of %s (the"
+				   " model's memory comes in PMD-size blocks)",
+				   arg, size_text(a, block));
+	if (host && bytes > host)
+		return usage_error("--memory: '%s' is more than this machine's"
+				   " %.1fG of memory", arg,
+				   (double)host / (1UL << 30));
+	opts->memory = bytes;
+	return 0;
+}
+
+static int set_file(void *o, const char *word)
+{
+	struct run_options *opts = o;
+
+	if (opts->file)
+		return usage_error("more than one scenario file ('%s' and '%s')",
+				   opts->file, word);
+	opts->file = word;
+	return 0;
+}
+
+static const struct cli_option run_options[] = {
+	{ "--backend", true, set_backend },
+	{ "--variant", true, set_variant },
+	{ "--set", true, add_set },
+	{ "--stats", false, set_stats },
+	{ "--memory", true, set_memory },
+	{ "--no-check", false, set_no_check },
+	{ NULL, false, NULL },
+};
+
+/* The kernel runs no variant, counts nothing and has the memory it has. */
+static int check_kernel_options(const struct run_options *opts)
+{
+	const char *flag = opts->variant_given ? "--variant" :
+			   opts->variant.nr_sets ? "--set" :
+			   opts->stats ? "--stats" :
+			   opts->memory ? "--memory" : NULL;
+
+	if (strcmp(opts->backend, "kernel") || !flag)
+		return 0;
+	return usage_error("%s applies to the model only, not to --backend"
+			   " kernel", flag);
+}
+
+static int run_main(int argc, char **argv)
+{
+	struct run_options opts = {
+		.backend = "model",
+		.check = true,
+	};
+	struct model_options mopt = { 0 };
+	struct scenario *s = NULL;
+	struct backend *b;
+	char *variant_name = NULL;
+	int ret;
+
+	command = "run";
+	ret = variant_flags_init(&opts.variant, argc, PB_DEFAULT_VARIANT);
+	if (ret)
+		return ret;
+	ret = cli_parse(run_options, &opts, set_file, argc, argv);
+	if (!ret && !opts.file)
+		ret = usage_error("no scenario file given");
+	if (!ret)
+		ret = check_kernel_options(&opts);
+	if (!ret)
+		ret = variant_flags_build(&opts.variant, &mopt.variant,
+					  &variant_name);
+	if (!ret && access(opts.file, R_OK))
+		ret = usage_error("%s: %s", opts.file, strerror(errno));
+	if (ret)
+		goto out;
+	/* With this build's page size (SCN_DEFAULT_PAGE_SIZE): its arch's. */
+	s = scenario_parse_file(opts.file, SCN_DEFAULT_PAGE_SIZE, stderr);
+	ret = EXIT_USAGE;
+	if (!s)
+		goto out;
+
+	mopt.memory_bytes = opts.memory;
+	mopt.variant_name = variant_name;
+	if (!strcmp(opts.backend, "kernel")) {
+		struct kernel_options kopt = { 0 };
+
+		b = kernel_backend_create(&kopt);
+	} else {
+		b = model_backend_create(&mopt);
+	}
+	ret = b ? 0 : out_of_memory();
+	if (ret)
+		goto out;
+	b->want_stats = opts.stats;
+	ret = scenario_run(s, b, stdout, stderr, opts.check);
+	b->ops->destroy(b);
+out:
+	scenario_free(s);
+	free(variant_name);
+	variant_flags_free(&opts.variant);
+	return ret;
+}
+
+const struct cli_command run_command = {
+	.name = "run",
+	.main = run_main,
+	.usage = run_usage,
+	.takes_arch = true,
+};

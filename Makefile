@@ -57,6 +57,22 @@ ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURC
 LDLIBS  := -lurcu -luring -lpthread
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
+# What the build needs from Debian, each package by a header it installs
+# (scripts/install-deps installs them all).  Checked once per make, before
+# anything compiles, so a missing one is named instead of a compiler error
+# about its header; `make clean` needs none of them.
+DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev
+ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(shell command -v $(CC) 2>/dev/null),)
+$(error the compiler '$(CC)' is not installed: run 'sudo scripts/install-deps' (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
+endif
+MISSING_DEPS := $(strip $(foreach d,$(DEP_HEADERS),$(if $(shell printf '\043include <%s>\n' \
+	$(word 1,$(subst :, ,$d)) | $(CC) -E -x c - >/dev/null 2>&1 && echo y),,$(word 2,$(subst :, ,$d)))))
+ifneq ($(MISSING_DEPS),)
+$(error missing Debian package(s): $(MISSING_DEPS): run 'sudo scripts/install-deps')
+endif
+endif
+
 MM_SRCS       := $(sort $(wildcard mm/*.c))
 # arm64's contiguous-PTE layer (mm/arch/contpte.h) has an out-of-line half.
 ifneq ($(filter arm64-%,$(ARCH)),)
@@ -82,6 +98,11 @@ TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS)) \
 
 .PHONY: all bench check clean tests
 all: $(TOOL) $(LIB)
+
+# Objects reached only through a pattern chain (a test's .o) would be
+# deleted as intermediates at the end of the first build - printed after
+# `make check`'s summary - and rebuilt by the next one: keep them.
+.SECONDARY:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -85,6 +85,8 @@ done
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
 run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 run_test explore-smoke env BUILD="$BUILD" sh tests/explore-smoke.sh
+# The build names what is missing and rebuilds nothing twice.
+run_test build-checks env BUILD="$BUILD" SAN="${SAN:-}" sh tests/build-checks.sh
 # Bad input to every command and flag: refused in one line, never a crash.
 run_test cli-errors env BUILD="$BUILD" sh tests/cli-errors.sh
 # The oracle: every scenario on this machine's kernel against the model.

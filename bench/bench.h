@@ -22,7 +22,7 @@ enum bench_backend { BENCH_MODEL = 1, BENCH_KERNEL = 2, BENCH_BOTH = 3 };
 
 struct bench_opts {
 	enum bench_backend backend;
-	const char *arch;		/* "x86_64" for now */
+	const char *arch;		/* the model's, pb_arch_name() */
 	unsigned long size;		/* region bytes; 0 = the bench's default */
 	int reps;			/* 0 = the bench's default */
 	bool quick;			/* tiny sizes, few reps: a smoke test */

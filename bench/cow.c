@@ -1,8 +1,9 @@
 /*
- * cow.c: seed 003's WP_REUSE_MAX_NR_PTES table - the write faults that
- * follow fork() and the child's exit, when the parent stores into its own
- * (again exclusive) PTE-mapped large folios, and how many of them a reuse
- * that makes wp_reuse_max PTEs writable saves.
+ * cow.c: the WP_REUSE_MAX_NR_PTES table of "mm/memory: reuse 16 PTEs of
+ * an exclusive large folio on a write fault" (seed 003) - the write
+ * faults that follow fork() and the child's exit, when the parent stores
+ * into its own (again exclusive) PTE-mapped large folios, and how many of
+ * them a reuse that makes wp_reuse_max PTEs writable saves.
  *
  * Model: preset "upstream" with wp_reuse_max 1 (today's kernel), 16, 32,
  * 64, 128 and 512, each on a fresh machine.  Kernel: the same passes on the
@@ -375,7 +376,10 @@ static void print_faults(FILE *out, const struct cow_cell *cells, int nr_cols)
 	fputc('\n', out);
 }
 
-/* arm64's contiguous blocks: how many a pass unfolded (seed 003: 512 -> 0). */
+/*
+ * arm64's contiguous blocks: how many a pass unfolded (the seed measured
+ * 512 per pass before, 0 after, on 64K folios under QEMU).
+ */
 static void print_converts(FILE *out, const struct cow_cell *cells, int nr_cols)
 {
 	int c;

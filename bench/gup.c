@@ -23,7 +23,11 @@
 #define GUP_DEFAULT_REPS	15
 #define GUP_QUICK_REPS		3
 #define GUP_PAGES_PER_CALL	65536UL	/* gup_test's nr_pages_per_call */
-/* The seed's io_uring registration: iovecs of 16M (host-baseline.md 2). */
+/*
+ * The seed's io_uring registration, in iovecs of 16M: one large iovec
+ * costs io_uring time quadratic in its head pages (headpage_already_acct()
+ * scans the earlier ones), which would swamp the pinning it measures.
+ */
 #define GUP_IOVEC_SIZE		(16UL << 20)
 
 enum { BEFORE, AFTER, NR_SIDES };

@@ -1,5 +1,6 @@
 /*
- * mprotect.c: seed 004 - a region made read-only then read-write 40 times,
+ * mprotect.c: the benchmark of "Optimize mprotect for large folios"
+ * (seed 004) - a region made read-only then read-write 40 times,
  * per folio mode, on the model per-PTE (mprotect_batch=0) against batched
  * (mprotect_batch=1) in one run, and with real mprotect() on this kernel.
  *

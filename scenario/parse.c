@@ -9,7 +9,7 @@
  * every statement against it.  What only the run can tell (whether a page
  * is mapped, whether memory runs out) is left to the backend.
  *
- * The language is described in docs/scenario-format.md.
+ * The language is described in docs/SCENARIO.md.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,8 +1,9 @@
 /*
  * record.c - printing the record of a run.
  *
- * Choices the format document leaves open, fixed here so that both
- * backends and `ptebatch diff` agree on them:
+ * Choices the format leaves open (docs/SCENARIO.md says what they
+ * became), fixed here so that both backends and `ptebatch diff` agree on
+ * them:
  *
  * - A failed statement prints "error ENAME" only: no fault count, no child,
  *   no data.  Stats lines still follow it when asked for.

@@ -1,8 +1,7 @@
 /*
  * record.h - printing the record of a run, the text both backends produce
- * and `ptebatch diff` compares.  The format is specified in
- * docs/scenario-format.md; the choices it leaves open are written down in
- * record.c.
+ * and `ptebatch diff` compares.  The format is docs/SCENARIO.md's; the
+ * choices it leaves open are written down in record.c.
  */
 #ifndef SCENARIO_RECORD_H
 #define SCENARIO_RECORD_H

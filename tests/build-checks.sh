@@ -9,19 +9,14 @@
 # Usage: BUILD=build SAN= sh tests/build-checks.sh   (from the top of the tree)
 
 BUILD=${BUILD:-build}
-n=0
-fail=0
+. tests/tap.sh
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		sed 's/^/# /' "$tmp/out"
-		fail=1
+	tap_result "$@" || true
+	if [ "$1" -ne 0 ]; then
+		sed -n '1,20s/^/# /p' "$tmp/out"
 	fi
 }
 

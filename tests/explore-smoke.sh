@@ -23,18 +23,8 @@ DEPTH=${EXPLORE_CHECK_DEPTH:-4}
 tool=$BUILD/ptebatch
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-n=0
-fail=0
+. tests/tap.sh
 
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		fail=1
-	fi
-}
 
 # Show a file as TAP diagnostics, at most 60 lines.
 diag() {
@@ -50,7 +40,7 @@ count() {
 "$tool" explore --depth "$DEPTH" >"$tmp/main.out" 2>"$tmp/main.err"
 status=$?
 [ $status -eq 0 ] && grep -q ': all agree$' "$tmp/main.out"
-ok $? "explore --depth $DEPTH: baseline and seeds agree (exit $status)"
+tap_result $? "explore --depth $DEPTH: baseline and seeds agree (exit $status)"
 [ $status -eq 0 ] || { diag "$tmp/main.out"; diag "$tmp/main.err"; }
 grep '^explore: ' "$tmp/main.out" | sed 's/^/# /'
 seqs=$(count "$tmp/main.out" sequences)
@@ -65,16 +55,16 @@ levels=$(grep -c '^depth [0-9]*: ' "$tmp/main.out")
 	[ "$pruned" -gt 0 ] && [ "$states" -lt "$seqs" ] &&
 	{ [ "$DEPTH" -ne 4 ] || { [ "$seqs" -ge 20000 ] &&
 				  [ "$states" -ge 5000 ]; }; }
-ok $? "coverage is plausible: $levels depths, ${seqs:-?} sequences, ${states:-?} states, ${pruned:-?} pruned"
+tap_result $? "coverage is plausible: $levels depths, ${seqs:-?} sequences, ${states:-?} states, ${pruned:-?} pruned"
 [ ! -s "$tmp/main.err" ]
-ok $? "nothing on stderr when it is not a terminal"
+tap_result $? "nothing on stderr when it is not a terminal"
 
 # 2. With the PMD-mapped THP.
 "$tool" explore --depth 3 --thp --quiet >"$tmp/thp.out" 2>&1
 status=$?
 [ $status -eq 0 ] && grep -q ': all agree$' "$tmp/thp.out" &&
 	[ "$(wc -l <"$tmp/thp.out")" -eq 1 ]
-ok $? "explore --depth 3 --thp --quiet: agree, one summary line (exit $status)"
+tap_result $? "explore --depth 3 --thp --quiet: agree, one summary line (exit $status)"
 [ $status -eq 0 ] || diag "$tmp/thp.out"
 
 # 3. The stricter rule where it must hold.
@@ -82,7 +72,7 @@ ok $? "explore --depth 3 --thp --quiet: agree, one summary line (exit $status)"
 	--rules same-frames --quiet >"$tmp/up.out" 2>&1
 status=$?
 [ $status -eq 0 ] && grep -q 'rules same-frames.*: all agree$' "$tmp/up.out"
-ok $? "baseline and upstream print the same records (same-frames, exit $status)"
+tap_result $? "baseline and upstream print the same records (same-frames, exit $status)"
 [ $status -eq 0 ] || diag "$tmp/up.out"
 
 # 4. A difference is found, reported and reproducible.
@@ -94,7 +84,7 @@ status=$?
 	grep -q '^statement [0-9]* (.*): faults: [0-9]* in baseline, [0-9]* in seeds (must be equal)' \
 		"$tmp/sf.out" &&
 	grep -q ': FOUND (above)$' "$tmp/sf.out"
-ok $? "same-frames between baseline and seeds reports a fault difference, exit 1 (exit $status)"
+tap_result $? "same-frames between baseline and seeds reports a fault difference, exit 1 (exit $status)"
 [ $status -eq 1 ] || diag "$tmp/sf.out"
 awk '/^--- scenario/ { on = 1; next } /^--- record/ { on = 0 } on && !/^---/' \
 	"$tmp/sf.out" >"$tmp/found.scn"
@@ -110,14 +100,14 @@ for v in baseline seeds; do
 	fi
 done
 grep -q '^observe$' "$tmp/found.scn" && [ $repro -eq 0 ]
-ok $? "the reported scenario runs and reproduces both printed records"
+tap_result $? "the reported scenario runs and reproduces both printed records"
 
 # 5. Pruning: every pruned sequence continues like the one it was pruned for.
 "$tool" explore --depth 3 --verify-pruning --quiet >"$tmp/vp.out" 2>&1
 status=$?
 [ $status -eq 0 ] && grep -q 'continuations verified: all agree$' \
 	"$tmp/vp.out" && [ "$(count "$tmp/vp.out" 'pruned continuations')" -gt 0 ]
-ok $? "--verify-pruning --depth 3: equal keys continue alike (exit $status)"
+tap_result $? "--verify-pruning --depth 3: equal keys continue alike (exit $status)"
 [ $status -eq 0 ] || diag "$tmp/vp.out"
 
 # 6. Usage errors name the flag.
@@ -128,7 +118,7 @@ bad_flag() {
 	status=$?
 	[ $status -eq 2 ] && grep -q -- "$want" "$tmp/bad.err" &&
 		[ ! -s "$tmp/bad.out" ]
-	ok $? "explore $*: exit 2 naming $want (exit $status)"
+	tap_result $? "explore $*: exit 2 naming $want (exit $status)"
 	[ $status -eq 2 ] || diag "$tmp/bad.err"
 }
 bad_flag '--depth' --depth 0

@@ -1,0 +1,15 @@
+# tap.sh - TAP for the shell tests, sourced: tap_result STATUS NAME prints
+# "ok N - NAME" when STATUS is 0, else "not ok N - NAME" and sets fail=1.
+# $n counts the tests; end with `echo "1..$n"; exit $fail`.
+n=0
+fail=0
+
+tap_result() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fail=1
+	fi
+}

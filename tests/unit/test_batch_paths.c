@@ -25,6 +25,21 @@ static const unsigned long base[2] = { ADDR_A, ADDR_B };
 
 /* ---- helpers ------------------------------------------------------------- */
 
+/*
+ * Round @b of a test that runs both ways: @preset with the switch @key
+ * on in round 0 (batched) and off in round 1 (per PTE), @more on top
+ * ("key=value,...", or NULL).
+ */
+static void round_variant(int b, const char *preset, const char *key,
+			  const char *more)
+{
+	char sets[128];
+
+	snprintf(sets, sizeof(sets), "%s=%d%s%s", key, b == 0, more ? "," : "",
+		 more ? more : "");
+	t_variant(preset, sets);
+}
+
 /* A fresh machine with 64K mTHP always on. */
 static bool begin64k(void)
 {
@@ -179,7 +194,7 @@ static void test_save_gup_pin(void)
 	if (!(p = begin_1m(2, 0)))
 		goto out;
 	for (b = 0; b < 2; b++) {
-		t_variant("seeds", b == 0 ? "gup_batch=1" : "gup_batch=0");
+		round_variant(b, "seeds", "gup_batch", NULL);
 		t_snap(&s);
 		EXPECT_EQ(pb_gup_fast(p, base[b], NP_1M, flags, &pin), 0);
 		refs[b] = t_since(&s, PB_STAT_folio_ref_atomic);
@@ -266,7 +281,7 @@ static void test_save_zap(void)
 	if (!(p = begin_1m(2, 1)))
 		goto out;
 	for (b = 0; b < 2; b++) {
-		t_variant("upstream", b == 0 ? "zap_batch=1" : "zap_batch=0");
+		round_variant(b, "upstream", "zap_batch", NULL);
 		frames = pb_frames_in_use();
 		t_snap(&s);
 		EXPECT_EQ(pb_munmap(p, base[b], PAGES(NP_1M)), 0);
@@ -295,7 +310,7 @@ static void test_save_fork(void)
 	if (!(p = begin_1m(1, 2)))
 		goto out;
 	for (b = 0; b < 2; b++) {
-		t_variant("upstream", b == 0 ? "fork_batch=1" : "fork_batch=0");
+		round_variant(b, "upstream", "fork_batch", NULL);
 		t_snap(&s);
 		c[b] = t_fork(p);
 		mc[b] = t_since(&s, PB_STAT_mapcount_atomic);
@@ -341,7 +356,7 @@ static void test_save_mprotect(void)
 	if (!(p = begin_1m(2, 3)))
 		goto out;
 	for (b = 0; b < 2; b++) {
-		t_variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
+		round_variant(b, "upstream", "mprotect_batch", NULL);
 		t_snap(&s);
 		EXPECT_EQ(pb_mprotect(p, base[b], PAGES(NP_1M), PB_PROT_READ), 0);
 		EXPECT_EQ(pb_mprotect(p, base[b], PAGES(NP_1M), RW), 0);
@@ -398,7 +413,7 @@ static void test_gup_ro_pin_mixed_exclusive(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		t_variant("seeds", b == 0 ? "gup_batch=1,wp_reuse_max=1" : "gup_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "gup_batch", "wp_reuse_max=1");
 		EXPECT_EQ(t_fill_faults(p, a, 4, 0x40), 4);
 		EXPECT(writable_is(p, a, 16, w_first4));
 		pfn0 = t_pfn(p, a);
@@ -555,7 +570,7 @@ static void test_mprotect_partial_folio(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		t_variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
+		round_variant(b, "upstream", "mprotect_batch", NULL);
 		t_map_written(p, a, PAGES(16), 0x50);
 		EXPECT_EQ(pb_mprotect(p, a + 4 * PAGE_SIZE, PAGES(8), PB_PROT_READ), 0);
 		EXPECT_CLEAN();
@@ -1007,8 +1022,7 @@ static void test_mprotect_mixed_exclusive(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		t_variant("seeds", b == 0 ? "mprotect_batch=1,wp_reuse_max=1"
-					: "mprotect_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "mprotect_batch", "wp_reuse_max=1");
 		t_fill(p, a, 4, 0x40);
 		EXPECT_EQ(pb_mprotect(p, a, PAGES(16), PB_PROT_READ), 0);
 		EXPECT_CLEAN();
@@ -1046,8 +1060,7 @@ static void test_bug_mprotect_wrong_first_page(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		t_variant("seeds", b == 0 ? "mprotect_batch=1,wp_reuse_max=1"
-					: "mprotect_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "mprotect_batch", "wp_reuse_max=1");
 		if (!folio_after_fork_exit(p, a) || !folio_after_fork_exit(p, ADDR_C + a))
 			break;
 		/* head exclusive, batch from page 4 not */
@@ -1105,7 +1118,7 @@ static void test_bug_write_stamped_on_shared(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		t_variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
+		round_variant(b, "upstream", "mprotect_batch", NULL);
 		EXPECT(writable_is(p, a, 16, w_first8));
 		EXPECT(!t_page(c[0], a).present);
 		EXPECT_EQ(t_pfn(c[0], a + 8 * PAGE_SIZE), t_pfn(p, a + 8 * PAGE_SIZE));
@@ -1148,8 +1161,7 @@ static void test_bug_fork_merge_write(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		t_variant("seeds", b == 0 ? "fork_batch=1,wp_reuse_max=1"
-					: "fork_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "fork_batch", "wp_reuse_max=1");
 		if (!folio_after_fork_exit(p, a))
 			break;
 		t_fill(p, a + PAGE_SIZE, 15, 0x41);
@@ -1197,8 +1209,7 @@ static void test_fork_pinned_folio(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		t_variant("seeds", b == 0 ? "fork_batch=1,wp_reuse_max=1"
-					: "fork_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "fork_batch", "wp_reuse_max=1");
 		if (!folio_after_fork_exit(p, a))
 			break;
 		t_fill(p, a, 8, 0x40);

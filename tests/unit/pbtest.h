@@ -349,7 +349,7 @@ static inline struct pb_proc *t_proc_written(unsigned long addr,
  * Share all of @p with a child that exits at once: afterwards @p is again
  * the only mapper of its pages, but they are read-only and no longer
  * PageAnonExclusive - what a write fault after fork() and the child's
- * exit finds.
+ * exit finds.  (Pages a pin holds stay exclusive: fork copies them.)
  */
 static inline void t_fork_exit(struct pb_proc *p)
 {

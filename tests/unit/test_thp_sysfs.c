@@ -169,7 +169,7 @@ static const char *state_diff(const struct state *a, const struct state *b)
 
 	for (i = 0; i < NR_KNOB_NAMES; i++)
 		if (strcmp(a->word[i], b->word[i])) {
-			snprintf(buf, sizeof(buf), "%s: %s, was %s",
+			snprintf(buf, sizeof(buf), "%s: %.255s, was %.255s",
 				 knob_names[i], b->word[i], a->word[i]);
 			return buf;
 		}

@@ -2,11 +2,15 @@
  * pbtest.h - what the model's unit tests share: a per-test pass/fail
  * accumulator on top of tests/tap.h (one TAP line per test function, a
  * "# file:line: ..." diagnostic for every failed expectation), machine
- * bring-up with a frame-leak check at the end of each test, and
- * white-box lookups (the mm of a process, the entry mapping an address,
- * the folio of a pfn).
+ * bring-up with a frame-leak check at the end of each test, and the
+ * fixtures a test starts from: a variant by name, anonymous folios of a
+ * size, a process with a region written, the kinds of memory the
+ * isolation cases run on, fork with a child that exits; then what tests
+ * look at: counter deltas, pages, frames, write bits and exclusivity,
+ * and white-box lookups (the mm of a process, the entry mapping an
+ * address, the folio of a pfn).  What needs no machine is in fixture.h.
  *
- * Include after tests/tap.h, from one .c file per program.
+ * Include from one .c file per program.
  */
 #ifndef TESTS_UNIT_PBTEST_H
 #define TESTS_UNIT_PBTEST_H
@@ -14,6 +18,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +26,7 @@
 #include "ptebatch.h"
 #include "mm/pgtable.h"
 #include "tests/tap.h"
+#include "tests/unit/fixture.h"
 
 #define SZ_4K	(4UL << 10)
 #define SZ_16K	(16UL << 10)
@@ -45,6 +51,9 @@
  */
 #define ADDR_A	(PMD_SIZE > (64UL << 20) ? 2 * PMD_SIZE : 0x10000000UL)
 #define ADDR_B	(2 * ADDR_A)
+
+/* What every private anonymous region of the tests is mapped with. */
+#define RW	(PB_PROT_READ | PB_PROT_WRITE)
 
 /* ---- the per-test accumulator ---------------------------------------- */
 
@@ -175,6 +184,37 @@ t_isolated(void (*body)(void), const char *fmt, ...)
 	tap_ok(t.ok && WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", name);
 }
 
+/* ---- how the machine runs ---------------------------------------------- */
+
+/*
+ * Run the machine under t_variant_make(@preset, @sets) (fixture.h), e.g.
+ * t_variant("seeds", "gup_batch=0,wp_reuse_max=1"); a name that does not
+ * exist fails the test and leaves the variant as it was.
+ */
+static inline bool t_variant(const char *preset, const char *sets)
+{
+	struct pb_variant v;
+
+	if (!EXPECT(t_variant_make(preset, sets, &v)))
+		return false;
+	pb_set_variant(&v);
+	return true;
+}
+
+/*
+ * t_begin(@bytes), with anonymous faults making folios of @folio bytes
+ * where they fit: that mTHP or THP size "always".  PAGE_SIZE leaves the
+ * policies as pb_init() sets them: small folios (the PMD size is
+ * "madvise").
+ */
+static inline bool t_begin_folios(unsigned long bytes, unsigned long folio)
+{
+	if (!t_begin(bytes))
+		return false;
+	return folio == PAGE_SIZE ||
+	       EXPECT_EQ(pb_set_thp_policy(folio, PB_THP_ALWAYS), 0);
+}
+
 /* ---- processes, with their mm for white-box checks -------------------- */
 
 #define T_MAX_PROCS 16
@@ -261,7 +301,69 @@ static inline struct pb_proc *t_proc_map(unsigned long addr, unsigned long len,
 	return p;
 }
 
-/* ---- looking at state ------------------------------------------------- */
+/* Store @base + i at the first byte of each of @n pages from @addr. */
+static inline bool t_fill(struct pb_proc *p, unsigned long addr,
+			  unsigned long n, uint8_t base)
+{
+	unsigned long i;
+	bool ok = true;
+
+	for (i = 0; i < n; i++)
+		ok &= pb_store(p, 0, addr + i * PAGE_SIZE, (uint8_t)(base + i)) == 0;
+	return EXPECT(ok);
+}
+
+/*
+ * Map [addr, addr + len) read-write in @p and write it (t_fill): every
+ * page faulted in, in folios of the size the policy allows, page i
+ * holding @base + i.
+ */
+static inline bool t_map_written(struct pb_proc *p, unsigned long addr,
+				 unsigned long len, uint8_t base)
+{
+	return EXPECT_EQ(pb_mmap(p, addr, len, RW), 0) &&
+	       t_fill(p, addr, len / PAGE_SIZE, base);
+}
+
+/*
+ * A process with one such region, e.g. 1M of 64K folios (with 4K pages)
+ * written:
+ *
+ *	t_begin_folios(SZ_64M, PAGES(16));
+ *	p = t_proc_written(ADDR_A, PAGES(256), 0);
+ *
+ * NULL if the mapping fails; a failed write fails the test but still
+ * returns the process, for the caller to t_exit().
+ */
+static inline struct pb_proc *t_proc_written(unsigned long addr,
+					     unsigned long len, uint8_t base)
+{
+	struct pb_proc *p = t_proc_map(addr, len, RW);
+
+	if (p)
+		t_fill(p, addr, len / PAGE_SIZE, base);
+	return p;
+}
+
+/*
+ * Share all of @p with a child that exits at once: afterwards @p is again
+ * the only mapper of its pages, but they are read-only and no longer
+ * PageAnonExclusive - what a write fault after fork() and the child's
+ * exit finds.  (Pages a pin holds stay exclusive: fork copies them.)
+ */
+static inline void t_fork_exit(struct pb_proc *p)
+{
+	t_exit(t_fork(p));
+}
+
+/* Release what a GUP took, if it took anything. */
+static inline void t_release(struct pb_pages *pages, bool make_dirty)
+{
+	if (pages)
+		pb_pages_release(pages, make_dirty);
+}
+
+/* ---- looking at pages and frames --------------------------------------- */
 
 static inline struct pb_page_info t_page(struct pb_proc *p, unsigned long addr)
 {
@@ -284,61 +386,20 @@ static inline struct folio *t_folio(unsigned long pfn)
 	return page_folio(pfn_to_page(pfn));
 }
 
-/*
- * The leaf entry mapping @addr in @p: a PTE, or a huge PMD (as a pte_t,
- * *huge set).  A zero entry when nothing maps it.
- */
-static inline pte_t t_entry(struct pb_proc *p, unsigned long addr, bool *huge)
+/* The folio of the page @p maps at @addr. */
+static inline struct folio *t_folio_at(struct pb_proc *p, unsigned long addr)
 {
-	pmd_t *pmdp = walk_to_pmd(mm_of(p), addr);
-	pmd_t pmd;
-
-	if (huge)
-		*huge = false;
-	if (!pmdp)
-		return __pte(0);
-	pmd = pmdp_get(pmdp);
-	if (pmd_none(pmd))
-		return __pte(0);
-	if (pmd_leaf(pmd)) {
-		if (huge)
-			*huge = true;
-		return pmd_pte(pmd);
-	}
-	return ptep_get(pte_offset(pmd, addr));
+	return t_folio(t_pfn(p, addr));
 }
 
-static inline bool t_writable(struct pb_proc *p, unsigned long addr)
-{
-	return pte_write(t_entry(p, addr, NULL));
-}
-
-static inline bool t_pmd_mapped(struct pb_proc *p, unsigned long addr)
-{
-	bool huge;
-
-	t_entry(p, addr, &huge);
-	return huge;
-}
-
-static inline uint64_t t_stat(enum pb_stat stat)
-{
-	uint64_t v[PB_NR_STATS];
-
-	pb_stats_read(v);
-	return v[stat];
-}
-
-/* Store @base + i at the first byte of each of @n pages from @addr. */
-static inline bool t_fill(struct pb_proc *p, unsigned long addr,
-			  unsigned long n, uint8_t base)
+/* The frames @p maps at @n pages from @addr (0 where none), in @pfn. */
+static inline void t_pfns(struct pb_proc *p, unsigned long addr,
+			  unsigned long n, unsigned long *pfn)
 {
 	unsigned long i;
-	bool ok = true;
 
 	for (i = 0; i < n; i++)
-		ok &= pb_store(p, 0, addr + i * PAGE_SIZE, (uint8_t)(base + i)) == 0;
-	return EXPECT(ok);
+		pfn[i] = t_pfn(p, addr + i * PAGE_SIZE);
 }
 
 /* Does each of @n pages from @addr read back @base + i? */
@@ -358,6 +419,198 @@ static inline bool t_data_is(struct pb_proc *p, unsigned long addr,
 		}
 	}
 	return true;
+}
+
+/* ---- page-table entries (white-box) ----------------------------------- */
+
+/* The PMD entry covering @addr in @p; none where there is no PMD table. */
+static inline pmd_t t_pmd(struct pb_proc *p, unsigned long addr)
+{
+	pmd_t *pmdp = walk_to_pmd(mm_of(p), addr);
+
+	return pmdp ? pmdp_get(pmdp) : __pmd(0);
+}
+
+/* The PTE slot of @addr in @p; NULL where no PTE table covers it. */
+static inline pte_t *t_ptep(struct pb_proc *p, unsigned long addr)
+{
+	pmd_t pmd = t_pmd(p, addr);
+
+	return pmd_is_table(pmd) ? pte_offset(pmd, addr) : NULL;
+}
+
+/*
+ * The leaf entry mapping @addr in @p: a PTE, or a huge PMD (as a pte_t,
+ * *huge set).  A zero entry when nothing maps it.
+ */
+static inline pte_t t_entry(struct pb_proc *p, unsigned long addr, bool *huge)
+{
+	pmd_t pmd = t_pmd(p, addr);
+	bool leaf = !pmd_none(pmd) && pmd_leaf(pmd);
+
+	if (huge)
+		*huge = leaf;
+	if (pmd_none(pmd))
+		return __pte(0);
+	return leaf ? pmd_pte(pmd) : ptep_get(pte_offset(pmd, addr));
+}
+
+static inline bool t_writable(struct pb_proc *p, unsigned long addr)
+{
+	return pte_write(t_entry(p, addr, NULL));
+}
+
+/* How many of the @n pages from @addr @p maps writable. */
+static inline unsigned long t_nr_writable(struct pb_proc *p, unsigned long addr,
+					  unsigned long n)
+{
+	unsigned long i, w = 0;
+
+	for (i = 0; i < n; i++)
+		w += t_writable(p, addr + i * PAGE_SIZE);
+	return w;
+}
+
+static inline bool t_pmd_mapped(struct pb_proc *p, unsigned long addr)
+{
+	bool huge;
+
+	t_entry(p, addr, &huge);
+	return huge;
+}
+
+/*
+ * Is the page @p maps at @addr an exclusive anon page?  A PMD-mapped
+ * THP's head carries PageAnonExclusive for the whole folio.
+ */
+static inline bool t_exclusive(struct pb_proc *p, unsigned long addr)
+{
+	unsigned long pfn = t_pfn(p, addr);
+
+	if (!pfn || !folio_test_anon(t_folio(pfn)))
+		return false;
+	if (t_pmd_mapped(p, addr))
+		pfn = folio_pfn(t_folio(pfn));
+	return PageAnonExclusive(pfn_to_page(pfn));
+}
+
+/*
+ * Do (p, a) and (q, b) look the same for @n pages: present, folio size,
+ * index in the folio, first byte and write bit?  Frames are not compared
+ * (two regions never share them); the first difference is a diagnostic.
+ */
+static inline bool t_same_view(struct pb_proc *p, unsigned long a,
+			       struct pb_proc *q, unsigned long b,
+			       unsigned long n)
+{
+	struct pb_page_info *x = calloc(n, sizeof(*x)), *y = calloc(n, sizeof(*y));
+	unsigned long i;
+	bool ok = x && y;
+
+	if (ok) {
+		pb_observe(p, a, n, x);
+		pb_observe(q, b, n, y);
+		for (i = 0; i < n; i++) {
+			if (x[i].present != y[i].present || x[i].folio_size != y[i].folio_size ||
+			    x[i].index != y[i].index || x[i].data != y[i].data ||
+			    t_writable(p, a + i * PAGE_SIZE) != t_writable(q, b + i * PAGE_SIZE)) {
+				tap_diag("page %lu differs: present %d/%d size %lu/%lu index %lu/%lu "
+					 "data %#x/%#x writable %d/%d", i, x[i].present, y[i].present,
+					 x[i].folio_size, y[i].folio_size, x[i].index, y[i].index,
+					 x[i].data, y[i].data, t_writable(p, a + i * PAGE_SIZE),
+					 t_writable(q, b + i * PAGE_SIZE));
+				ok = false;
+				break;
+			}
+		}
+	}
+	free(x);
+	free(y);
+	return EXPECT(ok);
+}
+
+/* ---- what a step costs ------------------------------------------------- */
+
+static inline uint64_t t_stat(enum pb_stat stat)
+{
+	uint64_t v[PB_NR_STATS];
+
+	pb_stats_read(v);
+	return v[stat];
+}
+
+/* The calling thread's cost counters at one moment (ptebatch_stats.h). */
+struct t_snap {
+	uint64_t v[PB_NR_STATS];
+};
+
+static inline void t_snap(struct t_snap *s)
+{
+	pb_stats_read(s->v);
+}
+
+/* How much @stat has grown since @s was taken. */
+static inline uint64_t t_since(const struct t_snap *s, enum pb_stat stat)
+{
+	return t_stat(stat) - s->v[stat];
+}
+
+/* t_fill(), and the faults it took. */
+static inline unsigned long t_fill_faults(struct pb_proc *p, unsigned long addr,
+					  unsigned long n, uint8_t base)
+{
+	unsigned long f = pb_proc_faults(p);
+
+	t_fill(p, addr, n, base);
+	return pb_proc_faults(p) - f;
+}
+
+/* ---- the kinds of anonymous memory ------------------------------------- */
+
+/*
+ * What the isolation and security cases run on: small folios, 64K mTHP,
+ * a 2M THP mapped by PTEs (its PMD split after the fault) and one mapped
+ * by its PMD.  A region of a kind is 4 pages, one 16-page folio, or one
+ * PMD.  (16 pages and the PMD size on other granules: PAGES(), PMD_SIZE.)
+ */
+enum t_kind { T_4K, T_64K, T_PTE_2M, T_PMD, T_NR_KINDS };
+
+static inline unsigned long t_kind_len(enum t_kind k)
+{
+	return k == T_4K ? 4 * PAGE_SIZE : k == T_64K ? PAGES(16) : PMD_SIZE;
+}
+
+static inline unsigned long t_kind_folio(enum t_kind k)
+{
+	return k == T_4K ? PAGE_SIZE : k == T_64K ? PAGES(16) : PMD_SIZE;
+}
+
+/* Let faults make folios of kind @k (small folios need nothing). */
+static inline void t_kind_policy(enum t_kind k)
+{
+	if (k != T_4K)
+		EXPECT_EQ(pb_set_thp_policy(t_kind_folio(k), PB_THP_ALWAYS), 0);
+}
+
+/*
+ * A new process whose [ADDR_A, + t_kind_len(k)) holds @base + i at page
+ * i, in folios of kind @k - checked, and the checker clean.  NULL if the
+ * mapping fails.
+ */
+static inline struct pb_proc *t_kind_region(enum t_kind k, uint8_t base)
+{
+	struct pb_proc *p;
+
+	t_kind_policy(k);
+	p = t_proc_written(ADDR_A, t_kind_len(k), base);
+	if (!p)
+		return NULL;
+	if (k == T_PTE_2M)
+		EXPECT_EQ(pb_split_pmd(p, ADDR_A, PMD_SIZE), 0);
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, t_kind_folio(k));
+	EXPECT_EQ(t_pmd_mapped(p, ADDR_A), k == T_PMD);
+	EXPECT_CLEAN();
+	return p;
 }
 
 #endif /* TESTS_UNIT_PBTEST_H */

@@ -6,78 +6,126 @@
  *     write-fault reuse, zap, fork, mprotect of 1M of 64K folios);
  *   - boundaries: what a batch must not cross or change (VMA, PMD/table,
  *     folio, exclusivity, a live child, UNSHARE);
- *   - named regressions: one test per batching bug of peers.md 4 and
- *     spec-gup-fork.md 9 items 1-2 that applies to this model.
+ *   - named regressions: one test per bug that PTE batching brought into
+ *     Linux and that applies to this model, each named with its fix.
  *
  * Where a test runs both variants it does so in one machine on two
  * regions (ADDR_A batched, ADDR_B per-PTE, or the other way round) and
  * compares what pb_observe, the PTE write bits, the data and the fault
- * counts show.  After every state-changing step the checker must be clean.
+ * counts show (t_same_view).  After every state-changing step the checker
+ * must be clean.
  */
-#include <stdlib.h>
-
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
 #define ADDR_C (3 * ADDR_A)
 #define NP_1M 256UL			/* 1M with 4K pages */
 
+/* The region of the first and of the second variant a test compares. */
+static const unsigned long base[2] = { ADDR_A, ADDR_B };
+
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Preset @preset, then "key=value,key=value" from @sets (may be NULL). */
-static void variant(const char *preset, const char *sets)
+/*
+ * Round @b of a test that runs both ways: @preset with the switch @key
+ * on in round 0 (batched) and off in round 1 (per PTE), @more on top
+ * ("key=value,...", or NULL).
+ */
+static void round_variant(int b, const char *preset, const char *key,
+			  const char *more)
 {
-	struct pb_variant v;
-	char buf[256], *tok, *save = NULL;
+	char sets[128];
 
-	EXPECT_EQ(pb_variant_preset(preset, &v), 0);
-	if (sets) {
-		snprintf(buf, sizeof(buf), "%s", sets);
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			char *eq = strchr(tok, '=');
+	snprintf(sets, sizeof(sets), "%s=%d%s%s", key, b == 0, more ? "," : "",
+		 more ? more : "");
+	t_variant(preset, sets);
+}
 
-			if (!EXPECT(eq))
-				continue;
-			*eq = '\0';
-			EXPECT_EQ(pb_variant_set(&v, tok, eq + 1), 0);
-		}
+/* A fresh machine with 64K mTHP always on. */
+static bool begin64k(void)
+{
+	return t_begin_folios(SZ_64M, PAGES(16));
+}
+
+/*
+ * The savings tests' start: 64K mTHP, and a process with 1M of 64K
+ * folios written @fill + i at ADDR_A and, with @n 2, at ADDR_B too.
+ *
+ *   ADDR_A [64K][64K] ... [64K]   16 folios, for the first variant
+ *   ADDR_B [64K][64K] ... [64K]   16 folios, for the second
+ */
+static struct pb_proc *begin_1m(unsigned int n, uint8_t fill)
+{
+	struct pb_proc *p;
+
+	if (!begin64k() || !(p = t_proc_written(ADDR_A, PAGES(NP_1M), fill)))
+		return NULL;
+	if (n == 2)
+		t_map_written(p, ADDR_B, PAGES(NP_1M), fill);
+	return p;
+}
+
+/*
+ * A 64K folio at each of @n addresses, written (0x30 + i), then shared
+ * with a child that exits (one fork for all): every page read-only and
+ * not PageAnonExclusive, the folios exclusive to @p again.
+ */
+static bool folios_after_fork_exit(struct pb_proc *p, const unsigned long *addr,
+				   unsigned int n)
+{
+	unsigned long i;
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		if (!t_map_written(p, addr[k], PAGES(16), 0x30))
+			return false;
+		EXPECT_EQ(t_page(p, addr[k]).folio_size, PAGES(16));
 	}
-	pb_set_variant(&v);
+	t_fork_exit(p);
+	EXPECT_CLEAN();
+	for (k = 0; k < n; k++)
+		for (i = 0; i < 16; i++)
+			EXPECT(!t_exclusive(p, addr[k] + i * PAGE_SIZE) &&
+			       !t_writable(p, addr[k] + i * PAGE_SIZE));
+	return t.ok;
 }
 
-struct snap {
-	uint64_t v[PB_NR_STATS];
-};
-
-static void snap(struct snap *s) { pb_stats_read(s->v); }
-static uint64_t since(const struct snap *s, enum pb_stat st)
+static bool folio_after_fork_exit(struct pb_proc *p, unsigned long addr)
 {
-	return t_stat(st) - s->v[st];
+	return folios_after_fork_exit(p, &addr, 1);
 }
 
-static bool pae(struct pb_proc *p, unsigned long addr)
+/*
+ * A machine with 64K mTHP running @preset + @sets, and a process with
+ * @len bytes at ADDR_A written @fill + i.  NULL if there is no machine.
+ */
+static struct pb_proc *begin_written(const char *preset, const char *sets,
+				     unsigned long len, uint8_t fill)
 {
-	unsigned long pfn = t_pfn(p, addr);
-
-	return pfn && PageAnonExclusive(pfn_to_page(pfn));
+	if (!begin64k())
+		return NULL;
+	t_variant(preset, sets);
+	return t_proc_written(ADDR_A, len, fill);
 }
 
-static struct folio *folio_at(struct pb_proc *p, unsigned long addr)
+/*
+ * The reuse and unshare tests' start: 64K mTHP under @preset + @sets,
+ * and a process whose 64K folio at ADDR_A is after fork and exit.  NULL
+ * if there is no machine or process; t.ok false if the folio is not so.
+ */
+static struct pb_proc *begin_after_fork_exit(const char *preset, const char *sets)
 {
-	return t_folio(t_pfn(p, addr));
+	struct pb_proc *p;
+
+	if (!begin64k())
+		return NULL;
+	t_variant(preset, sets);
+	p = t_proc();
+	if (p)
+		folio_after_fork_exit(p, ADDR_A);
+	return p;
 }
 
-/* Count the writable pages among @n from @addr. */
-static unsigned long nr_writable(struct pb_proc *p, unsigned long addr, unsigned long n)
-{
-	unsigned long i, w = 0;
-
-	for (i = 0; i < n; i++)
-		w += t_writable(p, addr + i * PAGE_SIZE);
-	return w;
-}
-
-/* Are pages [from, to) of @addr writable exactly where @want says? */
+/* Are the @n pages from @addr writable exactly where @want(i) says? */
 static bool writable_is(struct pb_proc *p, unsigned long addr, unsigned long n,
 			bool (*want)(unsigned long i))
 {
@@ -94,101 +142,26 @@ static bool writable_is(struct pb_proc *p, unsigned long addr, unsigned long n,
 	return EXPECT(ok);
 }
 
-/*
- * The same observable state: for each of @n pages, present, folio size,
- * index in the folio, first byte and write bit agree between (p, a) and
- * (q, b).  PFNs differ between regions and are not compared.
- */
-static bool same_view(struct pb_proc *p, unsigned long a, struct pb_proc *q,
-		      unsigned long b, unsigned long n)
+/* A store of @v to @addr is one reuse fault that makes @nr PTEs writable. */
+static bool store_reuses(struct pb_proc *p, unsigned long addr, uint8_t v,
+			 uint64_t nr)
 {
-	struct pb_page_info *x = calloc(n, sizeof(*x)), *y = calloc(n, sizeof(*y));
-	unsigned long i;
-	bool ok = x && y;
+	struct t_snap s;
 
-	if (ok) {
-		pb_observe(p, a, n, x);
-		pb_observe(q, b, n, y);
-		for (i = 0; i < n; i++) {
-			if (x[i].present != y[i].present || x[i].folio_size != y[i].folio_size ||
-			    x[i].index != y[i].index || x[i].data != y[i].data ||
-			    t_writable(p, a + i * PAGE_SIZE) != t_writable(q, b + i * PAGE_SIZE)) {
-				tap_diag("page %lu differs: present %d/%d size %lu/%lu index %lu/%lu "
-					 "data %#x/%#x writable %d/%d", i, x[i].present, y[i].present,
-					 x[i].folio_size, y[i].folio_size, x[i].index, y[i].index,
-					 x[i].data, y[i].data, t_writable(p, a + i * PAGE_SIZE),
-					 t_writable(q, b + i * PAGE_SIZE));
-				ok = false;
-				break;
-			}
-		}
-	}
-	free(x);
-	free(y);
-	return EXPECT(ok);
+	t_snap(&s);
+	return EXPECT_EQ(pb_store(p, 0, addr, v), 0) &&
+	       EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_reuse), 1) &&
+	       EXPECT_EQ(t_since(&s, PB_STAT_wp_reuse_ptes), nr);
 }
 
-/* Store to each of @n pages and count the faults it took. */
-static unsigned long faults_to_fill(struct pb_proc *p, unsigned long addr,
-				    unsigned long n, uint8_t base)
+/* A store of @v to @addr is one fault that copies the page. */
+static bool store_copies(struct pb_proc *p, unsigned long addr, uint8_t v)
 {
-	unsigned long f = pb_proc_faults(p);
+	struct t_snap s;
 
-	t_fill(p, addr, n, base);
-	return pb_proc_faults(p) - f;
-}
-
-/* A fresh machine with 64K mTHP always on. */
-static bool begin64k(void)
-{
-	if (!t_begin(SZ_64M))
-		return false;
-	return EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
-}
-
-/*
- * A 64K folio at @addr, written (0x30 + i), then shared with a child that
- * exits: every page read-only and not PageAnonExclusive, the folio
- * exclusive to @p again.
- */
-static bool folio_after_fork_exit(struct pb_proc *p, unsigned long addr)
-{
-	struct pb_proc *c;
-	unsigned long i;
-
-	if (!EXPECT_EQ(pb_mmap(p, addr, PAGES(16), RW), 0) || !t_fill(p, addr, 16, 0x30))
-		return false;
-	EXPECT_EQ(t_page(p, addr).folio_size, PAGES(16));
-	c = t_fork(p);
-	t_exit(c);
-	EXPECT_CLEAN();
-	for (i = 0; i < 16; i++)
-		EXPECT(!pae(p, addr + i * PAGE_SIZE) && !t_writable(p, addr + i * PAGE_SIZE));
-	return t.ok;
-}
-
-/* The same for a 64K folio at each of @n addresses, with one fork+exit. */
-static bool folios_after_fork_exit(struct pb_proc *p, const unsigned long *addr,
-				   unsigned int n)
-{
-	struct pb_proc *c;
-	unsigned long i;
-	unsigned int k;
-
-	for (k = 0; k < n; k++) {
-		if (!EXPECT_EQ(pb_mmap(p, addr[k], PAGES(16), RW), 0) ||
-		    !t_fill(p, addr[k], 16, 0x30))
-			return false;
-		EXPECT_EQ(t_page(p, addr[k]).folio_size, PAGES(16));
-	}
-	c = t_fork(p);
-	t_exit(c);
-	EXPECT_CLEAN();
-	for (k = 0; k < n; k++)
-		for (i = 0; i < 16; i++)
-			EXPECT(!pae(p, addr[k] + i * PAGE_SIZE) &&
-			       !t_writable(p, addr[k] + i * PAGE_SIZE));
-	return t.ok;
+	t_snap(&s);
+	return EXPECT_EQ(pb_store(p, 0, addr, v), 0) &&
+	       EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_copy), 1);
 }
 
 static bool w_first4(unsigned long i) { return i < 4; }
@@ -212,29 +185,25 @@ static void test_save_gup_pin(void)
 	struct pb_pages *pin = NULL;
 	struct page *pages[NP_1M];
 	struct pb_proc *p;
-	struct snap s;
-	unsigned long i, base[2] = { ADDR_A, ADDR_B };
+	struct t_snap s;
 	uint64_t refs[2] = { 0, 0 };
+	unsigned long i;
 	int b;
 	long got;
 
-	if (!begin64k())
+	if (!(p = begin_1m(2, 0)))
 		goto out;
-	p = t_proc_map(ADDR_A, PAGES(NP_1M), RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(NP_1M), RW), 0);
-	t_fill(p, ADDR_A, NP_1M, 0);
-	t_fill(p, ADDR_B, NP_1M, 0);
 	for (b = 0; b < 2; b++) {
-		variant("seeds", b == 0 ? "gup_batch=1" : "gup_batch=0");
-		snap(&s);
+		round_variant(b, "seeds", "gup_batch", NULL);
+		t_snap(&s);
 		EXPECT_EQ(pb_gup_fast(p, base[b], NP_1M, flags, &pin), 0);
-		refs[b] = since(&s, PB_STAT_folio_ref_atomic);
-		EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), NP_1M);
-		EXPECT_EQ(since(&s, PB_STAT_gup_slow_pages), 0);
-		EXPECT_EQ(since(&s, PB_STAT_fault), 0);
+		refs[b] = t_since(&s, PB_STAT_folio_ref_atomic);
+		EXPECT_EQ(t_since(&s, PB_STAT_gup_fast_pages), NP_1M);
+		EXPECT_EQ(t_since(&s, PB_STAT_gup_slow_pages), 0);
+		EXPECT_EQ(t_since(&s, PB_STAT_fault), 0);
 		EXPECT_CLEAN();
 		for (i = 0; i < 16; i++) {
-			struct folio *f = folio_at(p, base[b] + i * PAGES(16));
+			struct folio *f = t_folio_at(p, base[b] + i * PAGES(16));
 
 			EXPECT_EQ(folio_ref_count(f), 16 + 16);
 			EXPECT_EQ(atomic_load(&f->_pincount), 16);
@@ -257,7 +226,7 @@ static void test_save_gup_pin(void)
 	EXPECT(refs[0] <= 32);
 	EXPECT(refs[0] >= 16);
 	EXPECT_EQ(refs[1], 256);
-	EXPECT(same_view(p, ADDR_A, p, ADDR_B, NP_1M));
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, NP_1M));
 	t_exit(p);
 out:
 	t_finish();
@@ -270,36 +239,31 @@ out:
  */
 static void test_save_wp_reuse(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B }, faults[2] = { 0, 0 }, pfn[2];
-	struct pb_proc *p, *c;
-	struct snap s;
+	unsigned long faults[2] = { 0, 0 }, pfn[2];
+	struct pb_proc *p;
+	struct t_snap s;
 	int b;
 
-	if (!begin64k())
+	if (!(p = begin_1m(2, 0x10)))
 		goto out;
-	p = t_proc_map(ADDR_A, PAGES(NP_1M), RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(NP_1M), RW), 0);
-	t_fill(p, ADDR_A, NP_1M, 0x10);
-	t_fill(p, ADDR_B, NP_1M, 0x10);
-	c = t_fork(p);
-	t_exit(c);
+	t_fork_exit(p);
 	EXPECT_CLEAN();
 	for (b = 0; b < 2; b++) {
-		variant("seeds", b == 0 ? "wp_reuse_max=16" : "wp_reuse_max=1");
+		t_variant("seeds", b == 0 ? "wp_reuse_max=16" : "wp_reuse_max=1");
 		pfn[b] = t_pfn(p, base[b] + 77 * PAGE_SIZE);
-		snap(&s);
-		faults[b] = faults_to_fill(p, base[b], NP_1M, 0x20);
-		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 0);
-		EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 0);
-		EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), NP_1M);
+		t_snap(&s);
+		faults[b] = t_fill_faults(p, base[b], NP_1M, 0x20);
+		EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 0);
+		EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_copy), 0);
+		EXPECT_EQ(t_since(&s, PB_STAT_wp_reuse_ptes), NP_1M);
 		EXPECT_EQ(t_pfn(p, base[b] + 77 * PAGE_SIZE), pfn[b]);
-		EXPECT_EQ(nr_writable(p, base[b], NP_1M), NP_1M);
+		EXPECT_EQ(t_nr_writable(p, base[b], NP_1M), NP_1M);
 		EXPECT(t_data_is(p, base[b], NP_1M, 0x20));
 		EXPECT_CLEAN();
 	}
 	EXPECT_EQ(faults[0], 16);
 	EXPECT_EQ(faults[1], 256);
-	EXPECT(same_view(p, ADDR_A, p, ADDR_B, NP_1M));
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, NP_1M));
 	t_exit(p);
 out:
 	t_finish();
@@ -308,25 +272,20 @@ out:
 /* munmap of 1M of 64K folios: one mapcount atomic per folio vs per page. */
 static void test_save_zap(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B };
 	uint64_t mc[2] = { 0, 0 };
 	struct pb_proc *p;
 	unsigned long frames;
-	struct snap s;
+	struct t_snap s;
 	int b;
 
-	if (!begin64k())
+	if (!(p = begin_1m(2, 1)))
 		goto out;
-	p = t_proc_map(ADDR_A, PAGES(NP_1M), RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(NP_1M), RW), 0);
-	t_fill(p, ADDR_A, NP_1M, 1);
-	t_fill(p, ADDR_B, NP_1M, 1);
 	for (b = 0; b < 2; b++) {
-		variant("upstream", b == 0 ? "zap_batch=1" : "zap_batch=0");
+		round_variant(b, "upstream", "zap_batch", NULL);
 		frames = pb_frames_in_use();
-		snap(&s);
+		t_snap(&s);
 		EXPECT_EQ(pb_munmap(p, base[b], PAGES(NP_1M)), 0);
-		mc[b] = since(&s, PB_STAT_mapcount_atomic);
+		mc[b] = t_since(&s, PB_STAT_mapcount_atomic);
 		EXPECT_CLEAN();
 		/* every folio freed (256 frames; the empty PTE table may stay) */
 		EXPECT(frames - pb_frames_in_use() >= NP_1M);
@@ -345,30 +304,28 @@ static void test_save_fork(void)
 	struct pb_proc *p, *c[2];
 	uint64_t mc[2] = { 0, 0 };
 	unsigned long i;
-	struct snap s;
+	struct t_snap s;
 	int b;
 
-	if (!begin64k())
+	if (!(p = begin_1m(1, 2)))
 		goto out;
-	p = t_proc_map(ADDR_A, PAGES(NP_1M), RW);
-	t_fill(p, ADDR_A, NP_1M, 2);
 	for (b = 0; b < 2; b++) {
-		variant("upstream", b == 0 ? "fork_batch=1" : "fork_batch=0");
-		snap(&s);
+		round_variant(b, "upstream", "fork_batch", NULL);
+		t_snap(&s);
 		c[b] = t_fork(p);
-		mc[b] = since(&s, PB_STAT_mapcount_atomic);
-		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 0);
+		mc[b] = t_since(&s, PB_STAT_mapcount_atomic);
+		EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 0);
 		EXPECT_CLEAN();
 		for (i = 0; i < NP_1M; i++)
 			if (!EXPECT_EQ(t_pfn(c[b], ADDR_A + i * PAGE_SIZE), t_pfn(p, ADDR_A + i * PAGE_SIZE)))
 				break;
-		EXPECT_EQ(nr_writable(c[b], ADDR_A, NP_1M), 0);
-		EXPECT_EQ(nr_writable(p, ADDR_A, NP_1M), 0);
+		EXPECT_EQ(t_nr_writable(c[b], ADDR_A, NP_1M), 0);
+		EXPECT_EQ(t_nr_writable(p, ADDR_A, NP_1M), 0);
 		EXPECT(t_data_is(c[b], ADDR_A, NP_1M, 2));
 	}
 	EXPECT_EQ(mc[0], 16);
 	EXPECT_EQ(mc[1], 256);
-	EXPECT(same_view(c[0], ADDR_A, c[1], ADDR_A, NP_1M));
+	EXPECT(t_same_view(c[0], ADDR_A, c[1], ADDR_A, NP_1M));
 	t_exit(c[0]);
 	t_exit(c[1]);
 	EXPECT_CLEAN();
@@ -391,28 +348,23 @@ out:
  */
 static void test_save_mprotect(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B };
 	uint64_t reads[2] = { 0, 0 }, writes[2] = { 0, 0 };
 	struct pb_proc *p;
-	struct snap s;
+	struct t_snap s;
 	int b;
 
-	if (!begin64k())
+	if (!(p = begin_1m(2, 3)))
 		goto out;
-	p = t_proc_map(ADDR_A, PAGES(NP_1M), RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(NP_1M), RW), 0);
-	t_fill(p, ADDR_A, NP_1M, 3);
-	t_fill(p, ADDR_B, NP_1M, 3);
 	for (b = 0; b < 2; b++) {
-		variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
-		snap(&s);
+		round_variant(b, "upstream", "mprotect_batch", NULL);
+		t_snap(&s);
 		EXPECT_EQ(pb_mprotect(p, base[b], PAGES(NP_1M), PB_PROT_READ), 0);
 		EXPECT_EQ(pb_mprotect(p, base[b], PAGES(NP_1M), RW), 0);
-		reads[b] = since(&s, PB_STAT_pte_read);
-		writes[b] = since(&s, PB_STAT_pte_write);
+		reads[b] = t_since(&s, PB_STAT_pte_read);
+		writes[b] = t_since(&s, PB_STAT_pte_write);
 		EXPECT_CLEAN();
-		EXPECT_EQ(nr_writable(p, base[b], NP_1M), NP_1M);
-		EXPECT_EQ(faults_to_fill(p, base[b], NP_1M, 4), 0);
+		EXPECT_EQ(t_nr_writable(p, base[b], NP_1M), NP_1M);
+		EXPECT_EQ(t_fill_faults(p, base[b], NP_1M, 4), 0);
 		EXPECT(t_data_is(p, base[b], NP_1M, 4));
 	}
 	tap_diag("mprotect RO+RW of 1M of 64K folios: pte_read %llu batched, %llu per PTE",
@@ -426,7 +378,7 @@ static void test_save_mprotect(void)
 	else
 #endif
 		EXPECT(reads[0] >= NP_1M * 2);	/* each PTE read once per mprotect */
-	EXPECT(same_view(p, ADDR_A, p, ADDR_B, NP_1M));
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, NP_1M));
 	t_exit(p);
 out:
 	t_finish();
@@ -447,10 +399,10 @@ out:
  */
 static void test_gup_ro_pin_mixed_exclusive(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B }, i, pfn0;
 	struct pb_pages *pin = NULL;
+	unsigned long i, pfn0;
 	struct pb_proc *p;
-	struct snap s;
+	struct t_snap s;
 	int b;
 
 	if (!begin64k())
@@ -461,19 +413,19 @@ static void test_gup_ro_pin_mixed_exclusive(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		variant("seeds", b == 0 ? "gup_batch=1,wp_reuse_max=1" : "gup_batch=0,wp_reuse_max=1");
-		EXPECT_EQ(faults_to_fill(p, a, 4, 0x40), 4);
+		round_variant(b, "seeds", "gup_batch", "wp_reuse_max=1");
+		EXPECT_EQ(t_fill_faults(p, a, 4, 0x40), 4);
 		EXPECT(writable_is(p, a, 16, w_first4));
 		pfn0 = t_pfn(p, a);
-		snap(&s);
+		t_snap(&s);
 		EXPECT_EQ(pb_gup_fast(p, a + 2 * PAGE_SIZE, 8, PB_FOLL_PIN, &pin), 0);
-		EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), 2);
-		EXPECT_EQ(since(&s, PB_STAT_gup_slow_pages), 6);
-		EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 6);
-		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 6);
+		EXPECT_EQ(t_since(&s, PB_STAT_gup_fast_pages), 2);
+		EXPECT_EQ(t_since(&s, PB_STAT_gup_slow_pages), 6);
+		EXPECT_EQ(t_since(&s, PB_STAT_fault_unshare), 6);
+		EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 6);
 		EXPECT_CLEAN();
 		for (i = 0; i < 16; i++) {
-			EXPECT_EQ(pae(p, a + i * PAGE_SIZE), i < 10);
+			EXPECT_EQ(t_exclusive(p, a + i * PAGE_SIZE), i < 10);
 			EXPECT_EQ(t_page(p, a + i * PAGE_SIZE).folio_size,
 				  i >= 4 && i < 10 ? PAGE_SIZE : PAGES(16));
 		}
@@ -483,7 +435,7 @@ static void test_gup_ro_pin_mixed_exclusive(void)
 		pb_pages_release(pin, false);
 		EXPECT_CLEAN();
 	}
-	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, 16));
 exit:
 	t_exit(p);
 out:
@@ -491,8 +443,11 @@ out:
 }
 
 /*
- * Named: "Wrong first page in a batch" (spec-gup-fork.md 9.2) for GUP.
- * All 16 PTEs read-only (mprotect RO after pages 0..3 became exclusive),
+ * Named: the wrong first page of a batch, for GUP.  mprotect's batch once
+ * read PageAnonExclusive from folio_page(folio, 0) instead of the batch's
+ * first page (fixed by "mm: Pass page directly instead of using
+ * folio_page", cf1b80dc31a1); gup_unshared_pages() must likewise start
+ * at the page the run's first PTE maps.  All 16 PTEs read-only (mprotect RO after pages 0..3 became exclusive),
  * so one GUP-fast batch covers pages 2..9 and only gup_unshared_pages()
  * can cut it.  Counting exclusivity from the folio's head (pages 0..3
  * exclusive) instead of the run's first page would pin non-exclusive
@@ -503,51 +458,50 @@ static void test_bug_gup_wrong_first_page(void)
 {
 	struct pb_pages *pin = NULL;
 	struct pb_proc *p;
-	struct snap s;
+	struct t_snap s;
 	unsigned long i;
 
-	if (!begin64k())
-		goto out;
-	variant("seeds", "wp_reuse_max=1");
-	p = t_proc();
-	if (!folio_after_fork_exit(p, ADDR_A) || !folio_after_fork_exit(p, ADDR_B))
+	p = begin_after_fork_exit("seeds", "wp_reuse_max=1");
+	if (!p || !t.ok || !folio_after_fork_exit(p, ADDR_B))
 		goto exit;
 	t_fill(p, ADDR_A, 4, 0x41);			/* pages 0..3 exclusive */
 	t_fill(p, ADDR_B + 8 * PAGE_SIZE, 4, 0x42);		/* pages 8..11 exclusive */
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGES(16), PB_PROT_READ), 0);
 	EXPECT_EQ(pb_mprotect(p, ADDR_B, PAGES(16), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(nr_writable(p, ADDR_A, 16) + nr_writable(p, ADDR_B, 16), 0);
-	EXPECT(pae(p, ADDR_A) && !pae(p, ADDR_A + 4 * PAGE_SIZE));
-	EXPECT(!pae(p, ADDR_B) && pae(p, ADDR_B + 8 * PAGE_SIZE));
+	EXPECT_EQ(t_nr_writable(p, ADDR_A, 16) + t_nr_writable(p, ADDR_B, 16), 0);
+	EXPECT(t_exclusive(p, ADDR_A) && !t_exclusive(p, ADDR_A + 4 * PAGE_SIZE));
+	EXPECT(!t_exclusive(p, ADDR_B) && t_exclusive(p, ADDR_B + 8 * PAGE_SIZE));
 
-	snap(&s);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 2 * PAGE_SIZE, 8, PB_FOLL_PIN, &pin), 0);
-	EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), 2);
-	EXPECT_EQ(since(&s, PB_STAT_gup_slow_pages), 6);
-	EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 6);
+	EXPECT_EQ(t_since(&s, PB_STAT_gup_fast_pages), 2);
+	EXPECT_EQ(t_since(&s, PB_STAT_gup_slow_pages), 6);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_unshare), 6);
 	EXPECT_CLEAN();
 	for (i = 2; i < 10; i++)	/* every pinned page exclusive (per page, not head) */
-		EXPECT(pae(p, ADDR_A + i * PAGE_SIZE));
+		EXPECT(t_exclusive(p, ADDR_A + i * PAGE_SIZE));
 	pb_pages_release(pin, false);
 
-	snap(&s);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_B + 8 * PAGE_SIZE, 4, PB_FOLL_PIN, &pin), 0);
-	EXPECT_EQ(since(&s, PB_STAT_gup_fast_pages), 4);
-	EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 0);
-	EXPECT_EQ(since(&s, PB_STAT_folio_ref_atomic), 2);	/* one run: first grab + bulk */
+	EXPECT_EQ(t_since(&s, PB_STAT_gup_fast_pages), 4);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_unshare), 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_ref_atomic), 2);	/* one run: first grab + bulk */
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
 	EXPECT_CLEAN();
 exit:
 	t_exit(p);
-out:
 	t_finish();
 }
 
 /*
- * Named: shadow-stack/RO mixing (seed GUP-fast v2 patch 2/4,
- * spec-gup-fork.md 3.4 and 9.1).  White-box: PTE 0 of a read-only,
+ * Named: shadow-stack/RO mixing ("mm: internal: fix inconsistent in
+ * folio_pte_batch_flags() for shadow stack", part of the GUP-fast
+ * batching series): an x86 shadow-stack PTE is RW=0/Dirty=1 and
+ * pte_write() is true, so a batch that ignores Dirty cannot tell it from
+ * a plain read-only PTE.  White-box: PTE 0 of a read-only,
  * non-exclusive 64K folio becomes a shadow-stack entry (RW=0/Dirty=1,
  * pte_write() true; its page marked exclusive so the entry is legal).  A
  * R/O GUP-fast pin starting there skips the unshare check for the first
@@ -564,13 +518,9 @@ static void test_bug_gup_shadow_stack_mixing(void)
 	pte_t *ptep, saved;
 	long got, i;
 
-	if (!begin64k())
-		goto out;
-	variant("seeds", NULL);
-	p = t_proc();
-	if (!folio_after_fork_exit(p, ADDR_A))
+	p = begin_after_fork_exit("seeds", NULL);
+	if (!p || !t.ok || !EXPECT(ptep = t_ptep(p, ADDR_A)))
 		goto exit;
-	ptep = pte_offset(pmdp_get(walk_to_pmd(mm_of(p), ADDR_A)), ADDR_A);
 	vma = vma_lookup(mm_of(p), ADDR_A);
 	saved = ptep_get(ptep);
 	vma->vm_flags |= VM_SHADOW_STACK;
@@ -593,7 +543,6 @@ static void test_bug_gup_shadow_stack_mixing(void)
 	EXPECT_CLEAN();
 exit:
 	t_exit(p);
-out:
 	t_finish();
 }
 #endif /* !CONFIG_ARM64 */
@@ -612,7 +561,6 @@ static bool w_outside_4to11(unsigned long i) { return i < 4 || i >= 12; }
 
 static void test_mprotect_partial_folio(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B };
 	struct pb_proc *p;
 	int b;
 
@@ -622,24 +570,23 @@ static void test_mprotect_partial_folio(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
-		EXPECT_EQ(pb_mmap(p, a, PAGES(16), RW), 0);
-		t_fill(p, a, 16, 0x50);
+		round_variant(b, "upstream", "mprotect_batch", NULL);
+		t_map_written(p, a, PAGES(16), 0x50);
 		EXPECT_EQ(pb_mprotect(p, a + 4 * PAGE_SIZE, PAGES(8), PB_PROT_READ), 0);
 		EXPECT_CLEAN();
 		EXPECT(writable_is(p, a, 16, w_outside_4to11));
 		EXPECT_EQ(pb_store(p, 0, a + 5 * PAGE_SIZE, 1), -EFAULT);
 		EXPECT_EQ(pb_store(p, 0, a + 11 * PAGE_SIZE, 1), -EFAULT);
-		EXPECT_EQ(faults_to_fill(p, a, 4, 0x60), 0);
-		EXPECT_EQ(faults_to_fill(p, a + 12 * PAGE_SIZE, 4, 0x6c), 0);
+		EXPECT_EQ(t_fill_faults(p, a, 4, 0x60), 0);
+		EXPECT_EQ(t_fill_faults(p, a + 12 * PAGE_SIZE, 4, 0x6c), 0);
 		EXPECT_EQ(pb_mprotect(p, a + 4 * PAGE_SIZE, PAGES(8), RW), 0);
 		EXPECT_CLEAN();
 		EXPECT(writable_is(p, a, 16, w_all));
-		EXPECT_EQ(faults_to_fill(p, a, 16, 0x60), 0);
+		EXPECT_EQ(t_fill_faults(p, a, 16, 0x60), 0);
 		EXPECT_EQ(t_page(p, a + 15 * PAGE_SIZE).folio_size, PAGES(16));
 		EXPECT_CLEAN();
 	}
-	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, 16));
 	t_exit(p);
 out:
 	t_finish();
@@ -657,15 +604,12 @@ static void test_mremap_half_folio_across_pmd(void)
 	struct pb_proc *p, *c;
 	struct folio *folio;
 	unsigned long i;
-	struct snap s;
+	struct t_snap s;
 	long got;
 
-	if (!begin64k())
+	if (!(p = begin_written("seeds", NULL, PAGES(16), 0x70)))
 		goto out;
-	variant("seeds", NULL);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	t_fill(p, ADDR_A, 16, 0x70);
-	folio = folio_at(p, ADDR_A);
+	folio = t_folio_at(p, ADDR_A);
 	EXPECT_EQ(pb_mremap(p, ADDR_A + PAGES(8), PAGES(8), dst), 0);
 	EXPECT_CLEAN();
 	for (i = 0; i < 8; i++)
@@ -689,12 +633,12 @@ static void test_mremap_half_folio_across_pmd(void)
 	EXPECT(writable_is(p, ADDR_A, 8, w_all));
 	EXPECT_EQ(pb_mprotect(p, dst, PAGES(8), RW), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(faults_to_fill(p, dst, 8, 0x88), 0);
+	EXPECT_EQ(t_fill_faults(p, dst, 8, 0x88), 0);
 	/* fork */
-	snap(&s);
+	t_snap(&s);
 	c = t_fork(p);
 	EXPECT_CLEAN();
-	EXPECT_EQ(since(&s, PB_STAT_mapcount_atomic), 3);	/* runs: 0..7, 8..11, 12..15 */
+	EXPECT_EQ(t_since(&s, PB_STAT_mapcount_atomic), 3);	/* runs: 0..7, 8..11, 12..15 */
 	for (i = 0; i < 8; i++)
 		EXPECT_EQ(t_pfn(c, dst + i * PAGE_SIZE), folio_pfn(folio) + 8 + i);
 	EXPECT(t_data_is(c, dst, 8, 0x88));
@@ -715,7 +659,9 @@ out:
 
 /*
  * Named: out-of-bounds PTE-table read when a folio starts at the last
- * slot(s) of a table (peers.md 4, Lance Yang's folio_unmap_pte_batch fix).
+ * slot(s) of a table: Linux's batched unmap in try_to_unmap_one() read
+ * past the table's end until folio_unmap_pte_batch() capped the batch at
+ * the VMA and the PMD (Lance Yang, June 2025).
  * A 64K folio moved to 16K and to 4K below a 2M boundary, then GUP-fast,
  * mprotect, fork and zap with every batch on: results exact, checker clean.
  */
@@ -730,9 +676,8 @@ static void oob_case(unsigned long below)
 	uint64_t reads;
 	long got;
 
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	t_fill(p, ADDR_A, 16, 0x11);
-	folio = folio_at(p, ADDR_A);
+	p = t_proc_written(ADDR_A, PAGES(16), 0x11);
+	folio = t_folio_at(p, ADDR_A);
 	EXPECT_EQ(pb_mremap(p, ADDR_A, PAGES(16), dst), 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(pte_index(dst), PTRS_PER_PTE - below / PAGE_SIZE);
@@ -779,7 +724,7 @@ static void oob_case(unsigned long below)
 static void test_bug_oob_table_read(void)
 {
 	if (begin64k()) {
-		variant("seeds", NULL);
+		t_variant("seeds", NULL);
 		oob_case(PAGES(4));
 		oob_case(PAGE_SIZE);
 	}
@@ -802,16 +747,12 @@ static void test_wp_reuse_other_folio_in_window(void)
 {
 	struct pb_proc *p, *c;
 	struct folio *x, *y;
-	struct snap s;
 	unsigned long i;
 
-	if (!begin64k())
+	if (!(p = begin_written("seeds", "wp_reuse_max=16", 2 * PAGES(16), 0x20)))
 		goto out;
-	variant("seeds", "wp_reuse_max=16");
-	p = t_proc_map(ADDR_A, 2 * PAGES(16), RW);
-	t_fill(p, ADDR_A, 32, 0x20);
-	x = folio_at(p, ADDR_A);
-	y = folio_at(p, ADDR_A + PAGES(16));
+	x = t_folio_at(p, ADDR_A);
+	y = t_folio_at(p, ADDR_A + PAGES(16));
 	c = t_fork(p);
 	EXPECT_EQ(pb_munmap(c, ADDR_A, PAGES(16)), 0);
 	EXPECT_EQ(pb_mremap(p, ADDR_A + PAGES(8), PAGES(8), ADDR_C), 0);
@@ -821,21 +762,16 @@ static void test_wp_reuse_other_folio_in_window(void)
 		EXPECT_EQ(t_pfn(p, ADDR_A + i * PAGE_SIZE), folio_pfn(x) + i);
 		EXPECT_EQ(t_pfn(p, ADDR_A + (8 + i) * PAGE_SIZE), folio_pfn(y) + 8 + i);
 	}
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x99), 0);
-	EXPECT_EQ(since(&s, PB_STAT_fault_wp_reuse), 1);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 8);
+	store_reuses(p, ADDR_A, 0x99, 8);
 	EXPECT_CLEAN();
 	EXPECT(writable_is(p, ADDR_A, 16, w_first8));
 	for (i = 8; i < 16; i++)
-		EXPECT(!pae(p, ADDR_A + i * PAGE_SIZE));
+		EXPECT(!t_exclusive(p, ADDR_A + i * PAGE_SIZE));
 	EXPECT(writable_is(p, ADDR_C, 8, w_none));	/* X's other half: other VMA */
 	/* Y is shared with the child: a store copies */
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 9 * PAGE_SIZE, 0xaa), 0);
-	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 1);
+	store_copies(p, ADDR_A + 9 * PAGE_SIZE, 0xaa);
 	EXPECT(t_data_is(c, ADDR_A + PAGES(16), 16, 0x30));
-	EXPECT_EQ(folio_at(c, ADDR_A + PAGES(16) + 9 * PAGE_SIZE), y);
+	EXPECT_EQ(t_folio_at(c, ADDR_A + PAGES(16) + 9 * PAGE_SIZE), y);
 	EXPECT_CLEAN();
 	t_exit(c);
 	t_exit(p);
@@ -855,41 +791,33 @@ static void test_wp_reuse_cow_copy_in_window(void)
 {
 	struct pb_proc *p, *c;
 	struct folio *x, *z;
-	struct snap s;
 	unsigned long i;
 
-	if (!begin64k())
-		return;
-	variant("seeds", "wp_reuse_max=16");
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	t_fill(p, ADDR_A, 16, 0x30);
-	x = folio_at(p, ADDR_A);
+	if (!(p = begin_written("seeds", "wp_reuse_max=16", PAGES(16), 0x30)))
+		goto out;
+	x = t_folio_at(p, ADDR_A);
 	c = t_fork(p);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * PAGE_SIZE, 0x88), 0);
 	t_exit(c);
-	z = folio_at(p, ADDR_A + 8 * PAGE_SIZE);
+	z = t_folio_at(p, ADDR_A + 8 * PAGE_SIZE);
 	EXPECT(z != x && folio_nr_pages(z) == 1);
 	c = t_fork(p);
 	EXPECT_EQ(pb_munmap(c, ADDR_A, PAGES(8)), 0);
 	EXPECT_EQ(pb_munmap(c, ADDR_A + 9 * PAGE_SIZE, 7 * PAGE_SIZE), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(folio_at(c, ADDR_A + 8 * PAGE_SIZE), z);
-	EXPECT_EQ(nr_writable(p, ADDR_A, 16), 0);
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x99), 0);
-	EXPECT_EQ(since(&s, PB_STAT_fault_wp_reuse), 1);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 15);
+	EXPECT_EQ(t_folio_at(c, ADDR_A + 8 * PAGE_SIZE), z);
+	EXPECT_EQ(t_nr_writable(p, ADDR_A, 16), 0);
+	store_reuses(p, ADDR_A, 0x99, 15);
 	EXPECT_CLEAN();
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(t_writable(p, ADDR_A + i * PAGE_SIZE), i != 8);
 	EXPECT(!PageAnonExclusive(folio_page(z, 0)));
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * PAGE_SIZE, 0x77), 0);
-	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 1);
+	store_copies(p, ADDR_A + 8 * PAGE_SIZE, 0x77);
 	EXPECT(t_data_is(c, ADDR_A + 8 * PAGE_SIZE, 1, 0x88));
 	EXPECT_CLEAN();
 	t_exit(c);
 	t_exit(p);
+out:
 	t_finish();
 }
 
@@ -905,31 +833,24 @@ static void test_wp_reuse_only_exclusive_when_folio_shared(void)
 {
 	struct pb_pages *pin = NULL;
 	struct pb_proc *p, *c;
-	struct snap s;
 	unsigned long i;
 
-	if (!begin64k())
-		return;
-	variant("seeds", "wp_reuse_max=16");
-	p = t_proc();
-	if (!folio_after_fork_exit(p, ADDR_A))
+	p = begin_after_fork_exit("seeds", "wp_reuse_max=16");
+	if (!p || !t.ok)
 		goto exit;
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 3 * PAGE_SIZE, 1, PB_FOLL_PIN, &pin), 0);
-	EXPECT(pae(p, ADDR_A + 3 * PAGE_SIZE));
+	EXPECT(t_exclusive(p, ADDR_A + 3 * PAGE_SIZE));
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	EXPECT(t_pfn(c, ADDR_A + 3 * PAGE_SIZE) != t_pfn(p, ADDR_A + 3 * PAGE_SIZE));
 	EXPECT_EQ(t_pfn(c, ADDR_A + 4 * PAGE_SIZE), t_pfn(p, ADDR_A + 4 * PAGE_SIZE));
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A + 3 * PAGE_SIZE, 0x99), 0);
-	EXPECT_EQ(since(&s, PB_STAT_fault_wp_reuse), 1);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 1);
+	store_reuses(p, ADDR_A + 3 * PAGE_SIZE, 0x99, 1);
 	EXPECT_CLEAN();
 	for (i = 0; i < 16; i++) {
 		EXPECT_EQ(t_writable(p, ADDR_A + i * PAGE_SIZE), i == 3);
-		EXPECT_EQ(pae(p, ADDR_A + i * PAGE_SIZE), i == 3);
+		EXPECT_EQ(t_exclusive(p, ADDR_A + i * PAGE_SIZE), i == 3);
 	}
-	EXPECT_EQ(faults_to_fill(p, ADDR_A + 4 * PAGE_SIZE, 4, 0x60), 4);
+	EXPECT_EQ(t_fill_faults(p, ADDR_A + 4 * PAGE_SIZE, 4, 0x60), 4);
 	EXPECT(t_data_is(c, ADDR_A, 16, 0x30));
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
@@ -949,35 +870,26 @@ exit:
 static void test_wp_reuse_stays_in_vma(void)
 {
 	struct pb_proc *p;
-	struct snap s;
 
-	if (!begin64k())
-		goto out;
-	variant("seeds", "wp_reuse_max=16");
-	p = t_proc();
-	if (!folio_after_fork_exit(p, ADDR_A) || !folio_after_fork_exit(p, ADDR_B))
+	p = begin_after_fork_exit("seeds", "wp_reuse_max=16");
+	if (!p || !t.ok || !folio_after_fork_exit(p, ADDR_B))
 		goto exit;
 	EXPECT_EQ(pb_mprotect(p, ADDR_A + PAGES(8), PAGES(8), PB_PROT_READ), 0);
 	EXPECT_EQ(pb_mprotect(p, ADDR_B, PAGES(8), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 8);
+	store_reuses(p, ADDR_A, 1, 8);
 	EXPECT_CLEAN();
 	EXPECT(writable_is(p, ADDR_A, 16, w_first8));
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + 8 * PAGE_SIZE, 1), -EFAULT);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + 15 * PAGE_SIZE, 1), -EFAULT);
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_B + 12 * PAGE_SIZE, 1), 0);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 8);
+	store_reuses(p, ADDR_B + 12 * PAGE_SIZE, 1, 8);
 	EXPECT_CLEAN();
-	EXPECT_EQ(nr_writable(p, ADDR_B, 8), 0);
-	EXPECT_EQ(nr_writable(p, ADDR_B + PAGES(8), 8), 8);
+	EXPECT_EQ(t_nr_writable(p, ADDR_B, 8), 0);
+	EXPECT_EQ(t_nr_writable(p, ADDR_B + PAGES(8), 8), 8);
 	EXPECT_EQ(pb_store(p, 0, ADDR_B + 7 * PAGE_SIZE, 1), -EFAULT);
 	EXPECT_CLEAN();
 exit:
 	t_exit(p);
-out:
 	t_finish();
 }
 
@@ -989,25 +901,22 @@ static void test_wp_reuse_live_child_copies(void)
 {
 	struct pb_proc *p, *c;
 	unsigned long pfn0;
-	struct snap s;
+	struct t_snap s;
 
-	if (!begin64k())
+	if (!(p = begin_written("seeds", "wp_reuse_max=16", PAGES(16), 0x30)))
 		goto out;
-	variant("seeds", "wp_reuse_max=16");
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	t_fill(p, ADDR_A, 16, 0x30);
 	pfn0 = t_pfn(p, ADDR_A);
 	c = t_fork(p);
-	snap(&s);
+	t_snap(&s);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x99), 0);
-	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 1);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_copy), 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_wp_reuse_ptes), 0);
 	EXPECT_CLEAN();
 	EXPECT(t_pfn(p, ADDR_A) != pfn0);
-	EXPECT_EQ(nr_writable(p, ADDR_A, 16), 1);
-	EXPECT_EQ(nr_writable(c, ADDR_A, 16), 0);
-	EXPECT_EQ(faults_to_fill(p, ADDR_A + PAGE_SIZE, 15, 0x51), 15);
-	EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 16);
+	EXPECT_EQ(t_nr_writable(p, ADDR_A, 16), 1);
+	EXPECT_EQ(t_nr_writable(c, ADDR_A, 16), 0);
+	EXPECT_EQ(t_fill_faults(p, ADDR_A + PAGE_SIZE, 15, 0x51), 15);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_copy), 16);
 	EXPECT(t_data_is(c, ADDR_A, 16, 0x30));
 	EXPECT_CLEAN();
 	t_exit(c);
@@ -1023,42 +932,35 @@ out:
  */
 static void test_wp_reuse_stops_at_folio(void)
 {
-	struct pb_proc *p, *c;
-	struct snap s;
+	struct pb_proc *p;
 	unsigned long i;
 
 	if (!t_begin(SZ_64M))
 		goto out;
 	EXPECT_EQ(pb_set_thp_policy(PAGES(4), PB_THP_ALWAYS), 0);
 	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_NEVER), 0);
-	variant("seeds", "wp_reuse_max=16");
-	p = t_proc_map(ADDR_A, 64 * PAGE_SIZE, RW);
-	t_fill(p, ADDR_A, 64, 1);
+	t_variant("seeds", "wp_reuse_max=16");
+	p = t_proc_written(ADDR_A, 64 * PAGE_SIZE, 1);
 	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGES(4));
-	c = t_fork(p);
-	t_exit(c);
-	snap(&s);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A, 2), 0);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 4);
+	t_fork_exit(p);
+	store_reuses(p, ADDR_A, 2, 4);
 	EXPECT(writable_is(p, ADDR_A, 16, w_first4));
 	EXPECT_CLEAN();
-	EXPECT_EQ(faults_to_fill(p, ADDR_A, 64, 3), 15);	/* 16 folios, one done */
+	EXPECT_EQ(t_fill_faults(p, ADDR_A, 64, 3), 15);	/* 16 folios, one done */
 	EXPECT_CLEAN();
 	t_exit(p);
 	/* 64K folios, 32-PTE window */
 	EXPECT_EQ(pb_set_thp_policy(PAGES(4), PB_THP_NEVER), 0);
 	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
-	variant("seeds", "wp_reuse_max=32");
-	p = t_proc_map(ADDR_B, PAGES(NP_1M), RW);
-	t_fill(p, ADDR_B, NP_1M, 1);
-	c = t_fork(p);
-	t_exit(c);
+	t_variant("seeds", "wp_reuse_max=32");
+	p = t_proc_written(ADDR_B, PAGES(NP_1M), 1);
+	t_fork_exit(p);
 	EXPECT_EQ(pb_store(p, 0, ADDR_B, 2), 0);
 	for (i = 16; i < 32; i++)
 		EXPECT(!t_writable(p, ADDR_B + i * PAGE_SIZE));
-	EXPECT_EQ(nr_writable(p, ADDR_B, 16), 16);
+	EXPECT_EQ(t_nr_writable(p, ADDR_B, 16), 16);
 	EXPECT_CLEAN();
-	EXPECT_EQ(faults_to_fill(p, ADDR_B, NP_1M, 3), 15);
+	EXPECT_EQ(t_fill_faults(p, ADDR_B, NP_1M, 3), 15);
 	EXPECT_CLEAN();
 	t_exit(p);
 out:
@@ -1074,31 +976,27 @@ static void test_wp_reuse_unshare_never_writes(void)
 {
 	struct pb_pages *pin = NULL;
 	struct pb_proc *p;
-	struct snap s;
+	struct t_snap s;
 	unsigned long i;
 
-	if (!begin64k())
-		goto out;
-	variant("seeds", "wp_reuse_max=16");
-	p = t_proc();
-	if (!folio_after_fork_exit(p, ADDR_A))
+	p = begin_after_fork_exit("seeds", "wp_reuse_max=16");
+	if (!p || !t.ok)
 		goto exit;
-	snap(&s);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 3 * PAGE_SIZE, 1, PB_FOLL_PIN, &pin), 0);
-	EXPECT_EQ(since(&s, PB_STAT_fault_unshare), 1);
-	EXPECT_EQ(since(&s, PB_STAT_folio_copy), 0);
-	EXPECT_EQ(since(&s, PB_STAT_wp_reuse_ptes), 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_unshare), 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_wp_reuse_ptes), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(nr_writable(p, ADDR_A, 16), 0);
+	EXPECT_EQ(t_nr_writable(p, ADDR_A, 16), 0);
 	for (i = 0; i < 16; i++)
-		EXPECT_EQ(pae(p, ADDR_A + i * PAGE_SIZE), i == 3);
-	EXPECT_EQ(faults_to_fill(p, ADDR_A + 4 * PAGE_SIZE, 1, 0x44), 1);
+		EXPECT_EQ(t_exclusive(p, ADDR_A + i * PAGE_SIZE), i == 3);
+	EXPECT_EQ(t_fill_faults(p, ADDR_A + 4 * PAGE_SIZE, 1, 0x44), 1);
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
 	EXPECT_CLEAN();
 exit:
 	t_exit(p);
-out:
 	t_finish();
 }
 
@@ -1113,7 +1011,6 @@ out:
  */
 static void test_mprotect_mixed_exclusive(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B };
 	struct pb_proc *p;
 	int b;
 
@@ -1125,18 +1022,17 @@ static void test_mprotect_mixed_exclusive(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		variant("seeds", b == 0 ? "mprotect_batch=1,wp_reuse_max=1"
-					: "mprotect_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "mprotect_batch", "wp_reuse_max=1");
 		t_fill(p, a, 4, 0x40);
 		EXPECT_EQ(pb_mprotect(p, a, PAGES(16), PB_PROT_READ), 0);
 		EXPECT_CLEAN();
 		EXPECT_EQ(pb_mprotect(p, a, PAGES(16), RW), 0);
 		EXPECT_CLEAN();
 		EXPECT(writable_is(p, a, 16, w_first4));
-		EXPECT_EQ(faults_to_fill(p, a, 16, 0x60), 12);
+		EXPECT_EQ(t_fill_faults(p, a, 16, 0x60), 12);
 		EXPECT_CLEAN();
 	}
-	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, 16));
 exit:
 	t_exit(p);
 out:
@@ -1144,19 +1040,17 @@ out:
 }
 
 /*
- * Named: "Wrong first page in a batch" for mprotect (commit_anon_folio_batch
- * used folio_page(folio, 0), spec-fault-mprotect.md 8, cf1b80dc31a1).  The
- * batch starts mid-folio: pages 0..3 exclusive, mprotect RW of 4..15 only
+ * Named: the wrong first page of a batch, for mprotect:
+ * commit_anon_folio_batch() read PageAnonExclusive from folio_page(folio,
+ * 0) instead of the batch's first page until cf1b80dc31a1 ("mm: Pass
+ * page directly instead of using folio_page").  The batch starts
+ * mid-folio: pages 0..3 exclusive, mprotect RW of 4..15 only
  * - a head-based decision would make 4..15 writable (checker: writable
  * non-exclusive).  Converse: 8..11 exclusive, head not, mprotect RW of
  * 8..15 - a head-based decision would leave 8..11 read-only.
  */
-static bool w_none_from4(unsigned long i) { (void)i; return false; }
-static bool w_first4_of8(unsigned long i) { return i < 4; }
-
 static void test_bug_mprotect_wrong_first_page(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B };
 	struct pb_proc *p;
 	int b;
 
@@ -1166,8 +1060,7 @@ static void test_bug_mprotect_wrong_first_page(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		variant("seeds", b == 0 ? "mprotect_batch=1,wp_reuse_max=1"
-					: "mprotect_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "mprotect_batch", "wp_reuse_max=1");
 		if (!folio_after_fork_exit(p, a) || !folio_after_fork_exit(p, ADDR_C + a))
 			break;
 		/* head exclusive, batch from page 4 not */
@@ -1175,17 +1068,17 @@ static void test_bug_mprotect_wrong_first_page(void)
 		EXPECT_EQ(pb_mprotect(p, a, PAGES(16), PB_PROT_READ), 0);
 		EXPECT_EQ(pb_mprotect(p, a + 4 * PAGE_SIZE, 12 * PAGE_SIZE, RW), 0);
 		EXPECT_CLEAN();
-		EXPECT(writable_is(p, a + 4 * PAGE_SIZE, 12, w_none_from4));
-		EXPECT_EQ(faults_to_fill(p, a + 4 * PAGE_SIZE, 12, 0x64), 12);
+		EXPECT(writable_is(p, a + 4 * PAGE_SIZE, 12, w_none));
+		EXPECT_EQ(t_fill_faults(p, a + 4 * PAGE_SIZE, 12, 0x64), 12);
 		EXPECT_CLEAN();
 		/* head not exclusive, batch from page 8 is (8..11) */
 		t_fill(p, ADDR_C + a + 8 * PAGE_SIZE, 4, 0x48);
 		EXPECT_EQ(pb_mprotect(p, ADDR_C + a, PAGES(16), PB_PROT_READ), 0);
 		EXPECT_EQ(pb_mprotect(p, ADDR_C + a + PAGES(8), PAGES(8), RW), 0);
 		EXPECT_CLEAN();
-		EXPECT(writable_is(p, ADDR_C + a + PAGES(8), 8, w_first4_of8));
+		EXPECT(writable_is(p, ADDR_C + a + PAGES(8), 8, w_first4));
 		EXPECT(writable_is(p, ADDR_C + a, 16, w_8to11));
-		EXPECT_EQ(faults_to_fill(p, ADDR_C + a + PAGES(8), 8, 0x68), 4);
+		EXPECT_EQ(t_fill_faults(p, ADDR_C + a + PAGES(8), 8, 0x68), 4);
 		EXPECT_CLEAN();
 	}
 	t_exit(p);
@@ -1195,8 +1088,10 @@ out:
 
 /*
  * Named: a batch committed with write permission stamped onto read-only
- * neighbours (the mremap FPB_RESPECT_WRITE fix, 29f40594a281 class;
- * spec-gup-fork.md 9.1).  With MADV_DONTFORK on pages 0..7 during fork,
+ * neighbours.  mremap's batch gave every PTE the first one's write bit
+ * until it passed FPB_RESPECT_WRITE (a fix to f822a9a81a31 "mm: optimize
+ * mremap() by PTE batching"); 29f40594a281 fixed the same class, a batch
+ * restored with set_ptes() without FPB_RESPECT_WRITE.  With MADV_DONTFORK on pages 0..7 during fork,
  * the parent keeps 0..7 exclusive and writable while 8..15 are shared
  * read-only with the live child - in one VMA after MADV_DOFORK.  mprotect
  * RO then RW must give write back to 0..7 only; 8..15 stay read-only
@@ -1205,28 +1100,25 @@ out:
  */
 static void test_bug_write_stamped_on_shared(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B };
 	struct pb_proc *p, *c[2] = { NULL, NULL };
-	struct snap s;
+	struct t_snap s;
 	int b;
 
 	if (!begin64k())
 		goto out;
 	p = t_proc();
-	EXPECT_EQ(pb_mmap(p, ADDR_A, PAGES(16), RW), 0);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(16), RW), 0);
-	t_fill(p, ADDR_A, 16, 0x30);
-	t_fill(p, ADDR_B, 16, 0x30);
-	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(8), PB_MADV_DONTFORK), 0);
-	EXPECT_EQ(pb_madvise(p, ADDR_B, PAGES(8), PB_MADV_DONTFORK), 0);
+	for (b = 0; b < 2; b++) {
+		t_map_written(p, base[b], PAGES(16), 0x30);
+		EXPECT_EQ(pb_madvise(p, base[b], PAGES(8), PB_MADV_DONTFORK), 0);
+	}
 	c[0] = t_fork(p);
-	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(8), PB_MADV_DOFORK), 0);
-	EXPECT_EQ(pb_madvise(p, ADDR_B, PAGES(8), PB_MADV_DOFORK), 0);
+	for (b = 0; b < 2; b++)
+		EXPECT_EQ(pb_madvise(p, base[b], PAGES(8), PB_MADV_DOFORK), 0);
 	EXPECT_CLEAN();
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		variant("upstream", b == 0 ? "mprotect_batch=1" : "mprotect_batch=0");
+		round_variant(b, "upstream", "mprotect_batch", NULL);
 		EXPECT(writable_is(p, a, 16, w_first8));
 		EXPECT(!t_page(c[0], a).present);
 		EXPECT_EQ(t_pfn(c[0], a + 8 * PAGE_SIZE), t_pfn(p, a + 8 * PAGE_SIZE));
@@ -1236,13 +1128,13 @@ static void test_bug_write_stamped_on_shared(void)
 		EXPECT_EQ(pb_mprotect(p, a, PAGES(16), RW), 0);
 		EXPECT_CLEAN();
 		EXPECT(writable_is(p, a, 16, w_first8));
-		snap(&s);
-		EXPECT_EQ(faults_to_fill(p, a, 16, 0x50), 8);
-		EXPECT_EQ(since(&s, PB_STAT_fault_wp_copy), 8);
+		t_snap(&s);
+		EXPECT_EQ(t_fill_faults(p, a, 16, 0x50), 8);
+		EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_copy), 8);
 		EXPECT(t_data_is(c[0], a + 8 * PAGE_SIZE, 8, 0x38));
 		EXPECT_CLEAN();
 	}
-	EXPECT(same_view(p, ADDR_A, p, ADDR_B, 16));
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, 16));
 	t_exit(c[0]);
 	t_exit(p);
 out:
@@ -1250,14 +1142,16 @@ out:
 }
 
 /*
- * Named: fork without FPB_MERGE_WRITE (spec-gup-fork.md 9.1: "a R/O first
- * PTE hides writable followers").  Page 0 read-only, 1..15 writable and
+ * Named: fork without FPB_MERGE_WRITE.  fork's batch must carry the write
+ * bit of every PTE it covers (FPB_MERGE_WRITE; before it, an any_writable
+ * out-parameter of folio_pte_batch()), or a read-only first PTE hides
+ * writable followers.  Page 0 read-only, 1..15 writable and
  * exclusive; fork must write-protect all 16 in the parent, else the
  * parent's later stores would reach the child.
  */
 static void test_bug_fork_merge_write(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B }, i;
+	unsigned long i;
 	struct pb_proc *p, *c[2] = { NULL, NULL };
 	int b;
 
@@ -1267,26 +1161,25 @@ static void test_bug_fork_merge_write(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		variant("seeds", b == 0 ? "fork_batch=1,wp_reuse_max=1"
-					: "fork_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "fork_batch", "wp_reuse_max=1");
 		if (!folio_after_fork_exit(p, a))
 			break;
 		t_fill(p, a + PAGE_SIZE, 15, 0x41);
-		EXPECT(!t_writable(p, a) && nr_writable(p, a, 16) == 15);
+		EXPECT(!t_writable(p, a) && t_nr_writable(p, a, 16) == 15);
 		c[b] = t_fork(p);
 		EXPECT_CLEAN();
-		EXPECT_EQ(nr_writable(p, a, 16), 0);
-		EXPECT_EQ(nr_writable(c[b], a, 16), 0);
+		EXPECT_EQ(t_nr_writable(p, a, 16), 0);
+		EXPECT_EQ(t_nr_writable(c[b], a, 16), 0);
 		for (i = 0; i < 16; i++) {
 			EXPECT_EQ(t_pfn(c[b], a + i * PAGE_SIZE), t_pfn(p, a + i * PAGE_SIZE));
-			EXPECT(!pae(p, a + i * PAGE_SIZE));
+			EXPECT(!t_exclusive(p, a + i * PAGE_SIZE));
 		}
-		EXPECT_EQ(faults_to_fill(p, a, 16, 0x70), 16);
+		EXPECT_EQ(t_fill_faults(p, a, 16, 0x70), 16);
 		EXPECT_EQ(pb_load(c[b], 0, a, &(uint8_t){ 0 }), 0);
 		EXPECT(t_data_is(c[b], a + PAGE_SIZE, 15, 0x41));
 		EXPECT_CLEAN();
 	}
-	EXPECT(same_view(c[0], ADDR_A, c[1], ADDR_B, 16));
+	EXPECT(t_same_view(c[0], ADDR_A, c[1], ADDR_B, 16));
 	t_exit(c[0]);
 	t_exit(c[1]);
 	t_exit(p);
@@ -1303,10 +1196,10 @@ out:
  */
 static void test_fork_pinned_folio(void)
 {
-	unsigned long base[2] = { ADDR_A, ADDR_B }, i;
+	unsigned long i;
 	struct pb_proc *p, *c[2] = { NULL, NULL };
 	struct pb_pages *pin = NULL;
-	struct snap s;
+	struct t_snap s;
 	uint8_t v;
 	int b;
 
@@ -1316,23 +1209,22 @@ static void test_fork_pinned_folio(void)
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];
 
-		variant("seeds", b == 0 ? "fork_batch=1,wp_reuse_max=1"
-					: "fork_batch=0,wp_reuse_max=1");
+		round_variant(b, "seeds", "fork_batch", "wp_reuse_max=1");
 		if (!folio_after_fork_exit(p, a))
 			break;
 		t_fill(p, a, 8, 0x40);
 		EXPECT_EQ(pb_gup_fast(p, a, 4, PB_FOLL_PIN | PB_FOLL_WRITE, &pin), 0);
 		EXPECT_CLEAN();
-		snap(&s);
+		t_snap(&s);
 		c[b] = t_fork(p);
 		EXPECT_CLEAN();
-		EXPECT_EQ(since(&s, PB_STAT_folio_copy), 8);
+		EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 8);
 		for (i = 0; i < 16; i++) {
 			unsigned long pa = t_pfn(p, a + i * PAGE_SIZE), ca = t_pfn(c[b], a + i * PAGE_SIZE);
 
 			if (i < 8) {
 				EXPECT(pa != ca);
-				EXPECT(pae(p, a + i * PAGE_SIZE));
+				EXPECT(t_exclusive(p, a + i * PAGE_SIZE));
 				EXPECT(t_writable(p, a + i * PAGE_SIZE));
 				EXPECT_EQ(t_page(c[b], a + i * PAGE_SIZE).folio_size, PAGE_SIZE);
 			} else {
@@ -1350,7 +1242,7 @@ static void test_fork_pinned_folio(void)
 		pb_pages_release(pin, true);
 		EXPECT_CLEAN();
 	}
-	EXPECT(same_view(c[0], ADDR_A, c[1], ADDR_B, 16));
+	EXPECT(t_same_view(c[0], ADDR_A, c[1], ADDR_B, 16));
 	t_exit(c[0]);
 	t_exit(c[1]);
 	t_exit(p);

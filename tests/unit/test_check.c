@@ -6,8 +6,6 @@
 #include "mm/tlb.h"
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
-
 /* The corruption just made is reported (at least one violation). */
 #define EXPECT_REPORTED() EXPECT(pb_check(NULL) >= 1)
 
@@ -18,9 +16,8 @@ static void test_refcount_bump(void)
 	struct folio *folio;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 1));
-	folio = t_folio(t_pfn(p, ADDR_A));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 1);
+	folio = t_folio_at(p, ADDR_A);
 	EXPECT_CLEAN();
 	folio_ref_add(folio, 1);
 	EXPECT_REPORTED();
@@ -37,11 +34,10 @@ static void test_writable_shared_pte(void)
 	pte_t *ptep, old;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 1));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 1);
 	c = t_fork(p);
 	EXPECT_CLEAN();
-	ptep = pte_offset(pmdp_get(walk_to_pmd(mm_of(p), ADDR_A)), ADDR_A);
+	ptep = t_ptep(p, ADDR_A);
 	old = ptep_get(ptep);
 	EXPECT(!pte_write(old));
 	set_pte(ptep, pte_mkwrite_novma(old));
@@ -61,8 +57,7 @@ static void test_pinned_not_exclusive(void)
 	struct page *page;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 1));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 1);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN, &pin), 0);
 	EXPECT_CLEAN();
@@ -83,8 +78,7 @@ static void test_pin_stats_asymmetric(void)
 	struct pb_pages *pin = NULL;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 1));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 1);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN | PB_FOLL_WRITE, &pin), 0);
 	EXPECT_CLEAN();
 	node_stat_mod(NR_FOLL_PIN_RELEASED, 1);
@@ -118,11 +112,10 @@ static void test_mapcount_mismatch(void)
 	struct pb_proc *p;
 	struct folio *folio;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	t_begin_folios(SZ_64M, PAGES(16));
 	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT(t_fill(p, ADDR_A, 1, 1));
-	folio = t_folio(t_pfn(p, ADDR_A));
+	folio = t_folio_at(p, ADDR_A);
 	EXPECT_CLEAN();
 	atomic_fetch_add(&folio->_large_mapcount, 1);
 	EXPECT_REPORTED();
@@ -147,7 +140,7 @@ static void test_writable_zero_page(void)
 	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
 	EXPECT_CLEAN();
-	ptep = pte_offset(pmdp_get(walk_to_pmd(mm_of(p), ADDR_A)), ADDR_A);
+	ptep = t_ptep(p, ADDR_A);
 	old = ptep_get(ptep);
 	EXPECT_EQ(pte_pfn(old), machine.zero_pfn);
 	set_pte(ptep, pte_mkwrite_novma(old));
@@ -167,8 +160,7 @@ static void test_stale_tlb_entry(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 1));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 1);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
 	EXPECT_EQ(pb_load(p, 2, ADDR_A, &v), 0);
 	EXPECT_CLEAN();

@@ -1,51 +1,25 @@
 /*
- * test_cow.c - fork and copy-on-write (spec-gup-fork.md 5): sharing after
- * fork, the one-page copy, isolation of data in both directions for every
+ * test_cow.c - fork and copy-on-write (copy_present_ptes, do_wp_page):
+ * sharing after fork, the one-page copy, isolation of data in both directions for every
  * folio kind, reuse after the child exits, the copy of pinned pages at
  * fork (CVE-2020-29374 family), MADV_DONTFORK and holes.
  */
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
+/* The memory kinds every isolation case runs on, in the order they run. */
+static const enum t_kind kinds[] = { T_4K, T_64K, T_PMD, T_PTE_2M };
+#define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
-/* The memory kinds every isolation case runs on. */
-enum kind { K_4K, K_64K, K_PMD, K_PTE_2M, NR_KINDS };
-
-static const char *const kind_name[NR_KINDS] = {
-	"4K pages", "64K mTHP", "PMD-mapped 2M THP", "PTE-mapped 2M THP",
+static const char *const kind_name[T_NR_KINDS] = {
+	[T_4K] = "4K pages", [T_64K] = "64K mTHP",
+	[T_PMD] = "PMD-mapped 2M THP", [T_PTE_2M] = "PTE-mapped 2M THP",
 };
 
-static unsigned long kind_len(enum kind k)
+/* A machine, and a process whose region of kind @k holds 0x10 + i at page i. */
+static struct pb_proc *populated(enum t_kind k)
 {
-	return k == K_4K ? 4 * PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
-}
-
-static unsigned long kind_folio(enum kind k)
-{
-	return k == K_4K ? PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
-}
-
-/* A process whose [ADDR_A, +kind_len) is written with 0x10 + i per page. */
-static struct pb_proc *populated(enum kind k)
-{
-	struct pb_proc *p;
-
-	if (k == K_64K)
-		pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	if (k == K_PMD || k == K_PTE_2M)
-		pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, kind_len(k), RW);
-	if (!p)
-		return NULL;
-	t_fill(p, ADDR_A, kind_len(k) / PAGE_SIZE, 0x10);
-	if (k == K_PTE_2M) {
-		EXPECT_EQ(pb_split_pmd(p, ADDR_A, PMD_SIZE), 0);
-		EXPECT(!t_pmd_mapped(p, ADDR_A));
-	}
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, kind_folio(k));
-	EXPECT_EQ(t_pmd_mapped(p, ADDR_A), k == K_PMD);
-	EXPECT_CLEAN();
-	return p;
+	t_begin(SZ_64M);
+	return t_kind_region(k, 0x10);
 }
 
 /* Do @a and @b map the same pfn at each of @n pages from ADDR_A? */
@@ -68,34 +42,29 @@ static bool same_pfns(struct pb_proc *a, struct pb_proc *b, unsigned long n)
  *   parent  [p0'][p1 ][p2 ]...   p0' = private copy after the write
  *   child   [p0 ][p1 ][p2 ]...
  */
-static void test_fork_shares_then_copies_one(enum kind k)
+static void test_fork_shares_then_copies_one(enum t_kind k)
 {
-	unsigned long n = kind_len(k) / PAGE_SIZE, i, pfn0;
+	unsigned long n = t_kind_len(k) / PAGE_SIZE, i, pfn0;
 	struct pb_proc *p, *c;
-	uint64_t copies;
-	bool ro = true;
+	struct t_snap s;
 
-	t_begin(SZ_64M);
 	p = populated(k);
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	EXPECT(same_pfns(p, c, n));
-	for (i = 0; i < n; i++)
-		ro &= !t_writable(p, ADDR_A + i * PAGE_SIZE) &&
-		      !t_writable(c, ADDR_A + i * PAGE_SIZE);
-	EXPECT(ro);
-	EXPECT_EQ(t_pmd_mapped(c, ADDR_A), k == K_PMD);
+	EXPECT(!t_nr_writable(p, ADDR_A, n) && !t_nr_writable(c, ADDR_A, n));
+	EXPECT_EQ(t_pmd_mapped(c, ADDR_A), k == T_PMD);
 	EXPECT_EQ(pb_proc_faults(c), 0);
 
 	pfn0 = t_pfn(c, ADDR_A + 3 * PAGE_SIZE);
-	copies = t_stat(PB_STAT_folio_copy);
+	t_snap(&s);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + 3 * PAGE_SIZE, 0xaa), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(t_stat(PB_STAT_folio_copy) - copies, 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 1);
 	EXPECT(t_pfn(p, ADDR_A + 3 * PAGE_SIZE) != pfn0);
 	EXPECT_EQ(t_page(p, ADDR_A + 3 * PAGE_SIZE).folio_size, PAGE_SIZE);
 	EXPECT_EQ(t_pfn(c, ADDR_A + 3 * PAGE_SIZE), pfn0);
-	EXPECT_EQ(t_page(c, ADDR_A + 3 * PAGE_SIZE).folio_size, kind_folio(k));
+	EXPECT_EQ(t_page(c, ADDR_A + 3 * PAGE_SIZE).folio_size, t_kind_folio(k));
 	/* the rest of the folio is still shared */
 	for (i = 0; i < n; i++) {
 		if (i == 3)
@@ -111,13 +80,12 @@ static void test_fork_shares_then_copies_one(enum kind k)
 }
 
 /* Data written after fork by one process is never visible to the other. */
-static void test_fork_isolates_data(enum kind k)
+static void test_fork_isolates_data(enum t_kind k)
 {
-	unsigned long n = kind_len(k) / PAGE_SIZE, last = (n - 1) * PAGE_SIZE;
+	unsigned long n = t_kind_len(k) / PAGE_SIZE, last = (n - 1) * PAGE_SIZE;
 	struct pb_proc *p, *c;
 	uint8_t v;
 
-	t_begin(SZ_64M);
 	p = populated(k);
 	c = t_fork(p);
 	/* parent writes page 0, child writes page 1 and the last page */
@@ -158,60 +126,53 @@ static void test_fork_isolates_data(enum kind k)
  * After the child exits, the parent's writes reuse the folio it still
  * owns alone: no copy, pfn unchanged, one PTE (or one PMD) per fault.
  */
-static void test_reuse_after_child_exit(enum kind k)
+static void test_reuse_after_child_exit(enum t_kind k)
 {
-	unsigned long n = kind_len(k) / PAGE_SIZE, i, faults, want;
+	unsigned long n = t_kind_len(k) / PAGE_SIZE, i, faults;
 	unsigned long pfns[HPAGE_PMD_NR];
-	struct pb_proc *p, *c;
-	uint64_t copies, reuse;
+	struct pb_proc *p;
+	struct t_snap s;
 	bool same = true;
 
-	t_begin(SZ_64M);
 	p = populated(k);
-	for (i = 0; i < n; i++)
-		pfns[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
-	c = t_fork(p);
-	t_exit(c);
+	t_pfns(p, ADDR_A, n, pfns);
+	t_fork_exit(p);
 	EXPECT_CLEAN();
-	faults = pb_proc_faults(p);
-	copies = t_stat(PB_STAT_folio_copy);
-	reuse = t_stat(PB_STAT_fault_wp_reuse);
-	EXPECT(t_fill(p, ADDR_A, n, 0x40));
+	t_snap(&s);
+	faults = t_fill_faults(p, ADDR_A, n, 0x40);
 	EXPECT_CLEAN();
 	for (i = 0; i < n; i++)
 		same &= t_pfn(p, ADDR_A + i * PAGE_SIZE) == pfns[i];
 	EXPECT(same);
-	EXPECT_EQ(t_stat(PB_STAT_folio_copy) - copies, 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 0);
 	/* a PMD mapping is reused whole by one fault */
-	want = k == K_PMD ? 1 : n;
-	EXPECT_EQ(pb_proc_faults(p) - faults, want);
-	if (k != K_PMD)
-		EXPECT_EQ(t_stat(PB_STAT_fault_wp_reuse) - reuse, n);
+	EXPECT_EQ(faults, k == T_PMD ? 1 : n);
+	if (k != T_PMD)
+		EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_reuse), n);
 	EXPECT(t_data_is(p, ADDR_A, n, 0x40));
 	t_exit(p);
 	t_end("cow %s: after the child exits, parent writes reuse the folio (%s)",
-	      kind_name[k], k == K_PMD ? "one PMD fault" : "one fault per PTE");
+	      kind_name[k], k == T_PMD ? "one PMD fault" : "one fault per PTE");
 }
 
 /*
  * fork with a long-term writable pin: the pinned pages are copied into
  * the child at fork, the parent keeps its pages writable (0 faults).
  */
-static void test_fork_copies_pinned(enum kind k)
+static void test_fork_copies_pinned(enum t_kind k)
 {
-	unsigned long n = kind_len(k) / PAGE_SIZE, i, faults;
+	unsigned long n = t_kind_len(k) / PAGE_SIZE, i, faults;
 	struct pb_proc *p, *c;
 	struct pb_pages *pin = NULL;
-	uint64_t splits;
+	struct t_snap s;
 	bool differ = true, child_small = true;
 	uint8_t v;
 
-	t_begin(SZ_64M);
 	p = populated(k);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, n,
 			      PB_FOLL_PIN | PB_FOLL_WRITE | PB_FOLL_LONGTERM, &pin), 0);
 	EXPECT_CLEAN();
-	splits = t_stat(PB_STAT_pmd_split);
+	t_snap(&s);
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	for (i = 0; i < n; i++) {
@@ -226,8 +187,8 @@ static void test_fork_copies_pinned(enum kind k)
 	EXPECT(child_small);
 	EXPECT(t_writable(p, ADDR_A));
 	EXPECT(t_writable(c, ADDR_A));
-	if (k == K_PMD) {
-		EXPECT_EQ(t_stat(PB_STAT_pmd_split) - splits, 1);
+	if (k == T_PMD) {
+		EXPECT_EQ(t_since(&s, PB_STAT_pmd_split), 1);
 		EXPECT(!t_pmd_mapped(p, ADDR_A));
 		EXPECT_EQ(t_page(p, ADDR_A).folio_size, PMD_SIZE);
 	}
@@ -262,8 +223,7 @@ static void test_dontfork(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 4, 1));
+	p = t_proc_written(ADDR_A, 4 * PAGE_SIZE, 1);
 	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGE_SIZE, PAGE_SIZE, PB_MADV_DONTFORK), 0);
 	c = t_fork(p);
 	EXPECT_CLEAN();
@@ -293,10 +253,8 @@ static void test_holes_survive_fork(void)
 	unsigned long i;
 	bool holes = true;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	EXPECT(t_fill(p, ADDR_A, 16, 0));
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGES(16), 0);
 	EXPECT_EQ(pb_madvise(p, ADDR_A + 4 * PAGE_SIZE, 4 * PAGE_SIZE, PB_MADV_DONTNEED), 0);
 	EXPECT_CLEAN();
 	c = t_fork(p);
@@ -327,25 +285,23 @@ static void test_small_reuse_after_exit(void)
 {
 	struct pb_proc *p, *c;
 	unsigned long pfn;
-	uint64_t copies, reuse;
+	struct t_snap s;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 7));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 7);
 	pfn = t_pfn(p, ADDR_A);
 	c = t_fork(p);
 	EXPECT_EQ(folio_ref_count(t_folio(pfn)), 2);
 	EXPECT_EQ(folio_mapcount(t_folio(pfn)), 2);
-	EXPECT(!PageAnonExclusive(pfn_to_page(pfn)));
+	EXPECT(!t_exclusive(p, ADDR_A));
 	t_exit(c);
 	EXPECT_CLEAN();
-	copies = t_stat(PB_STAT_folio_copy);
-	reuse = t_stat(PB_STAT_fault_wp_reuse);
+	t_snap(&s);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 8), 0);
 	EXPECT_EQ(t_pfn(p, ADDR_A), pfn);
-	EXPECT_EQ(t_stat(PB_STAT_folio_copy) - copies, 0);
-	EXPECT_EQ(t_stat(PB_STAT_fault_wp_reuse) - reuse, 1);
-	EXPECT(PageAnonExclusive(pfn_to_page(pfn)));
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_reuse), 1);
+	EXPECT(t_exclusive(p, ADDR_A));
 	EXPECT(t_writable(p, ADDR_A));
 	EXPECT_CLEAN();
 	t_exit(p);
@@ -354,17 +310,17 @@ static void test_small_reuse_after_exit(void)
 
 int main(void)
 {
-	enum kind k;
+	size_t k;
 
 	for (k = 0; k < NR_KINDS; k++)
-		test_fork_shares_then_copies_one(k);
+		test_fork_shares_then_copies_one(kinds[k]);
 	for (k = 0; k < NR_KINDS; k++)
-		test_fork_isolates_data(k);
-	for (k = K_64K; k < NR_KINDS; k++)
-		test_reuse_after_child_exit(k);
+		test_fork_isolates_data(kinds[k]);
+	for (k = 1; k < NR_KINDS; k++)	/* every kind of large folio */
+		test_reuse_after_child_exit(kinds[k]);
 	test_small_reuse_after_exit();
 	for (k = 0; k < NR_KINDS; k++)
-		test_fork_copies_pinned(k);
+		test_fork_copies_pinned(kinds[k]);
 	test_dontfork();
 	test_holes_survive_fork();
 	return tap_done();

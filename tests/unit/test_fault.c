@@ -1,11 +1,10 @@
 /*
  * test_fault.c - anonymous faults through the public API: the zero page,
  * mTHP order selection and its fallbacks, PMD THP and the huge zero page,
- * access errors and exact fault counts (spec-fault-mprotect.md 1).
+ * access errors and exact fault counts (do_anonymous_page and its mTHP
+ * order choice, alloc_anon_folio).
  */
 #include "tests/unit/pbtest.h"
-
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
 
 /* Every page of [addr, addr + n pages) maps page i of one folio of @size. */
 static bool one_folio(struct pb_proc *p, unsigned long addr, unsigned long n,
@@ -70,11 +69,11 @@ static void test_read_maps_zero_page(void)
 static void test_write_64k_folio(void)
 {
 	struct pb_proc *p;
-	uint64_t anon = t_stat(PB_STAT_fault_anon);
+	struct t_snap s;
 
-	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	t_begin_folios(SZ_64M, PAGES(16));
 	p = t_proc_map(ADDR_A, 4 * PAGES(16), RW);
+	t_snap(&s);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(16) + 5 * PAGE_SIZE, 0x77), 0);
 	EXPECT_EQ(pb_proc_faults(p), 1);
 	EXPECT_CLEAN();
@@ -83,7 +82,7 @@ static void test_write_64k_folio(void)
 	EXPECT(!t_page(p, ADDR_A + 2 * PAGES(16)).present);
 	EXPECT(t_fill(p, ADDR_A + PAGES(16), 16, 0x10));
 	EXPECT_EQ(pb_proc_faults(p), 1);
-	EXPECT_EQ(t_stat(PB_STAT_fault_anon) - anon, 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_anon), 1);
 	EXPECT(t_data_is(p, ADDR_A + PAGES(16), 16, 0x10));
 	EXPECT_CLEAN();
 	t_exit(p);
@@ -103,8 +102,7 @@ static void test_partial_block_falls_back(void)
 	struct pb_proc *p;
 	uint8_t v;
 
-	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	t_begin_folios(SZ_64M, PAGES(16));
 	EXPECT_EQ(pb_set_thp_policy(PAGES(4), PB_THP_ALWAYS), 0);
 	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
@@ -135,8 +133,7 @@ static void test_small_or_misaligned_vma(void)
 {
 	struct pb_proc *p;
 
-	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	t_begin_folios(SZ_64M, PAGES(16));
 	p = t_proc_map(ADDR_A, PAGES(8), RW);
 	EXPECT_EQ(pb_mmap(p, ADDR_B + PAGES(8), PAGES(16), RW), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
@@ -160,8 +157,7 @@ static void test_nohugepage(void)
 {
 	struct pb_proc *p;
 
-	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
+	t_begin_folios(SZ_64M, PAGES(16));
 	p = t_proc_map(ADDR_A, 2 * PAGES(16), RW);
 	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(16), PB_MADV_NOHUGEPAGE), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
@@ -212,14 +208,14 @@ static void test_madvise_and_inherit_policy(void)
 static void test_pmd_thp_write(void)
 {
 	struct pb_proc *p;
-	uint64_t huge = t_stat(PB_STAT_fault_huge_anon);
+	struct t_snap s;
 
-	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS), 0);
+	t_begin_folios(SZ_64M, PMD_SIZE);
 	p = t_proc_map(ADDR_A, 2 * PMD_SIZE, RW);
+	t_snap(&s);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + 0x1234, 0x42), 0);
 	EXPECT_EQ(pb_proc_faults(p), 1);
-	EXPECT_EQ(t_stat(PB_STAT_fault_huge_anon) - huge, 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_huge_anon), 1);
 	EXPECT_CLEAN();
 	EXPECT(t_pmd_mapped(p, ADDR_A));
 	EXPECT(one_folio(p, ADDR_A, HPAGE_PMD_NR, PMD_SIZE));
@@ -242,8 +238,7 @@ static void test_huge_zero_page(void)
 	struct pb_page_info a, z;
 	uint8_t v = 0xff;
 
-	t_begin(SZ_64M);
-	EXPECT_EQ(pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS), 0);
+	t_begin_folios(SZ_64M, PMD_SIZE);
 	p = t_proc_map(ADDR_A, PMD_SIZE, RW);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A + 100 * PAGE_SIZE, &v), 0);
 	EXPECT_EQ(v, 0);
@@ -305,18 +300,19 @@ static void test_access_errors(void)
 static void test_fault_counts(void)
 {
 	struct pb_proc *p;
-	uint64_t zero = t_stat(PB_STAT_fault_zero), copy = t_stat(PB_STAT_fault_wp_copy);
+	struct t_snap s;
 	uint8_t v;
 	int i;
 
 	t_begin(SZ_64M);
 	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
+	t_snap(&s);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);
 	EXPECT_EQ(pb_proc_faults(p), 1);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
 	EXPECT_EQ(pb_proc_faults(p), 2);
-	EXPECT_EQ(t_stat(PB_STAT_fault_zero) - zero, 1);
-	EXPECT_EQ(t_stat(PB_STAT_fault_wp_copy) - copy, 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_zero), 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_wp_copy), 1);
 	for (i = 0; i < 10; i++) {
 		EXPECT_EQ(pb_store(p, i % 2, ADDR_A, (uint8_t)i), 0);
 		EXPECT_EQ(pb_load(p, i % 3, ADDR_A, &v), 0);

@@ -1,12 +1,12 @@
 /*
- * test_gup.c - GUP and pinning (spec-gup-fork.md 2, 3, 6): reference and
+ * test_gup.c - GUP and pinning (mm/gup.c: try_grab_folio, the GUP-fast
+ * PTE walk, gup_must_unshare, unpin_user_pages): reference and
  * _pincount accounting, unshare on R/O pins of shared pages, COW break on
  * writable pins, errors that hold nothing, GUP-fast alone, the zero page,
  * and the exact atomic counts of today's per-PTE GUP-fast.
  */
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
 #define PIN_RW (PB_FOLL_PIN | PB_FOLL_WRITE)
 
 /* Pinning 4K folios adds GUP_PIN_COUNTING_BIAS per page; unpin restores. */
@@ -17,10 +17,8 @@ static void test_pin_small(void)
 	unsigned long i, pfn[4];
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 4, 1));
-	for (i = 0; i < 4; i++)
-		pfn[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
+	p = t_proc_written(ADDR_A, 4 * PAGE_SIZE, 1);
+	t_pfns(p, ADDR_A, 4, pfn);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A + PAGE_SIZE, 3, PIN_RW, &pin), 0);
 	EXPECT_EQ(pb_pages_count(pin), 3);
 	EXPECT_CLEAN();
@@ -46,11 +44,9 @@ static void test_pin_and_get_large(void)
 	struct pb_pages *pin = NULL, *get = NULL;
 	struct folio *folio;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	EXPECT(t_fill(p, ADDR_A, 16, 0));
-	folio = t_folio(t_pfn(p, ADDR_A));
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGES(16), 0);
+	folio = t_folio_at(p, ADDR_A);
 	EXPECT_EQ(folio_ref_count(folio), 16);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 2 * PAGE_SIZE, 5, PIN_RW, &pin), 0);
 	EXPECT_EQ(folio_ref_count(folio), 16 + 5);
@@ -82,20 +78,20 @@ static void test_ro_pin_unshares(void)
 	struct pb_proc *p, *c;
 	struct pb_pages *pin = NULL;
 	unsigned long orig, copy;
-	uint64_t unshare = t_stat(PB_STAT_fault_unshare);
+	struct t_snap s;
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 2, 0x30));
+	p = t_proc_written(ADDR_A, 2 * PAGE_SIZE, 0x30);
 	orig = t_pfn(p, ADDR_A);
 	c = t_fork(p);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN, &pin), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(t_stat(PB_STAT_fault_unshare) - unshare, 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_fault_unshare), 1);
 	EXPECT(t_pfn(p, ADDR_A) != orig);
 	EXPECT_EQ(t_pfn(c, ADDR_A), orig);
-	EXPECT(PageAnonExclusive(pfn_to_page(t_pfn(p, ADDR_A))));
+	EXPECT(t_exclusive(p, ADDR_A));
 	EXPECT(!t_writable(p, ADDR_A));		/* unshare never write-enables */
 	copy = t_pfn(p, ADDR_A);
 	pb_pages_read(pin, 0, &v, 1);
@@ -122,10 +118,8 @@ static void test_ro_pin_unshares_large(void)
 	struct pb_pages *pin = NULL;
 	unsigned long orig;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	EXPECT(t_fill(p, ADDR_A, 16, 0x30));
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGES(16), 0x30);
 	orig = t_pfn(p, ADDR_A + 3 * PAGE_SIZE);
 	c = t_fork(p);
 	EXPECT_EQ(pb_gup_fast(c, ADDR_A + 3 * PAGE_SIZE, 1, PB_FOLL_PIN, &pin), 0);
@@ -144,33 +138,29 @@ static void test_ro_pin_unshares_large(void)
 /* A R/O pin of a page that was shared but no longer is takes no copy. */
 static void test_ro_pin_after_exit_no_copy(void)
 {
-	struct pb_proc *p, *c;
+	struct pb_proc *p;
 	struct pb_pages *pin = NULL;
 	unsigned long pfn, pfn64;
-	uint64_t copies;
+	struct t_snap s;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(16), RW), 0);
-	EXPECT(t_fill(p, ADDR_A, 1, 1));
-	EXPECT(t_fill(p, ADDR_B, 16, 1));
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 1);
+	t_map_written(p, ADDR_B, PAGES(16), 1);
 	pfn = t_pfn(p, ADDR_A);
 	pfn64 = t_pfn(p, ADDR_B + 5 * PAGE_SIZE);
-	c = t_fork(p);
-	t_exit(c);
-	copies = t_stat(PB_STAT_folio_copy);
+	t_fork_exit(p);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN, &pin), 0);
 	EXPECT_EQ(t_pfn(p, ADDR_A), pfn);
-	EXPECT(PageAnonExclusive(pfn_to_page(pfn)));
+	EXPECT(t_exclusive(p, ADDR_A));
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_B + 5 * PAGE_SIZE, 1, PB_FOLL_PIN, &pin), 0);
 	EXPECT_EQ(t_pfn(p, ADDR_B + 5 * PAGE_SIZE), pfn64);
-	EXPECT(PageAnonExclusive(pfn_to_page(pfn64)));
+	EXPECT(t_exclusive(p, ADDR_B + 5 * PAGE_SIZE));
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
-	EXPECT_EQ(t_stat(PB_STAT_folio_copy) - copies, 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_copy), 0);
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("gup: R/O pin of a previously shared page (child exited) takes no copy");
@@ -185,8 +175,7 @@ static void test_write_pin_breaks_cow(void)
 	uint8_t v = 0;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 0x50));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 0x50);
 	orig = t_pfn(p, ADDR_A);
 	c = t_fork(p);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PIN_RW, &pin), 0);
@@ -220,15 +209,14 @@ static void test_write_pin_prot_read(void)
 	unsigned long pfn;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 2, 1));
+	p = t_proc_written(ADDR_A, 2 * PAGE_SIZE, 1);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A + PAGE_SIZE, PAGE_SIZE, PB_PROT_READ), 0);
 	pfn = t_pfn(p, ADDR_A);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A + PAGE_SIZE, 1, PIN_RW, &pin), -EFAULT);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PIN_RW, &pin), -EFAULT);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 2, PB_FOLL_GET | PB_FOLL_WRITE, &pin), -EFAULT);
 	EXPECT_EQ(folio_ref_count(t_folio(pfn)), 1);
-	EXPECT_EQ(folio_ref_count(t_folio(t_pfn(p, ADDR_A + PAGE_SIZE))), 1);
+	EXPECT_EQ(folio_ref_count(t_folio_at(p, ADDR_A + PAGE_SIZE)), 1);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_B, 1, PIN_RW, &pin), -EFAULT);	/* no VMA */
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_PIN | PB_FOLL_GET, &pin), -EINVAL);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PB_FOLL_GET | PB_FOLL_LONGTERM, &pin), -EINVAL);
@@ -253,8 +241,8 @@ static void test_fast_only(void)
 	struct pb_proc *p;
 	struct pb_pages *pin = NULL;
 	struct page *pages[8];
-	uint64_t fast = t_stat(PB_STAT_gup_fast_pages), slow;
 	unsigned long faults, pfn0;
+	struct t_snap s;
 	long got;
 
 	t_begin(SZ_64M);
@@ -263,11 +251,11 @@ static void test_fast_only(void)
 	EXPECT(t_fill(p, ADDR_A + 4 * PAGE_SIZE, 4, 0));
 	pfn0 = t_pfn(p, ADDR_A);
 	faults = pb_proc_faults(p);
-	slow = t_stat(PB_STAT_gup_slow_pages);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A + 4 * PAGE_SIZE, 4,
 			      PIN_RW | PB_FOLL_FAST_ONLY, &pin), 0);
-	EXPECT_EQ(t_stat(PB_STAT_gup_fast_pages) - fast, 4);
-	EXPECT_EQ(t_stat(PB_STAT_gup_slow_pages) - slow, 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_gup_fast_pages), 4);
+	EXPECT_EQ(t_since(&s, PB_STAT_gup_slow_pages), 0);
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
 
@@ -345,31 +333,25 @@ static void test_fast_atomic_counts(void)
 {
 	struct pb_proc *p;
 	struct pb_pages *pin = NULL;
-	uint64_t ref, pinc, fast;
+	struct t_snap s;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	EXPECT(t_fill(p, ADDR_A, 16, 0));
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGES(16), 0);
 
-	ref = t_stat(PB_STAT_folio_ref_atomic);
-	pinc = t_stat(PB_STAT_pincount_atomic);
-	fast = t_stat(PB_STAT_gup_fast_pages);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 16, PIN_RW, &pin), 0);
-	EXPECT_EQ(t_stat(PB_STAT_folio_ref_atomic) - ref, 16);
-	EXPECT_EQ(t_stat(PB_STAT_pincount_atomic) - pinc, 16);
-	EXPECT_EQ(t_stat(PB_STAT_gup_fast_pages) - fast, 16);
-	ref = t_stat(PB_STAT_folio_ref_atomic);
-	pinc = t_stat(PB_STAT_pincount_atomic);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_ref_atomic), 16);
+	EXPECT_EQ(t_since(&s, PB_STAT_pincount_atomic), 16);
+	EXPECT_EQ(t_since(&s, PB_STAT_gup_fast_pages), 16);
+	t_snap(&s);
 	pb_pages_release(pin, false);
-	EXPECT_EQ(t_stat(PB_STAT_folio_ref_atomic) - ref, 1);
-	EXPECT_EQ(t_stat(PB_STAT_pincount_atomic) - pinc, 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_ref_atomic), 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_pincount_atomic), 1);
 
-	ref = t_stat(PB_STAT_folio_ref_atomic);
-	pinc = t_stat(PB_STAT_pincount_atomic);
+	t_snap(&s);
 	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 16, PB_FOLL_GET, &pin), 0);
-	EXPECT_EQ(t_stat(PB_STAT_folio_ref_atomic) - ref, 16);
-	EXPECT_EQ(t_stat(PB_STAT_pincount_atomic) - pinc, 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_folio_ref_atomic), 16);
+	EXPECT_EQ(t_since(&s, PB_STAT_pincount_atomic), 0);
 	EXPECT_CLEAN();
 	pb_pages_release(pin, false);
 	EXPECT_CLEAN();
@@ -390,8 +372,7 @@ static void test_preallocated_pages(void)
 	int round;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 4, 1));
+	p = t_proc_written(ADDR_A, 4 * PAGE_SIZE, 1);
 	pfn = t_pfn(p, ADDR_A);
 	set = pb_pages_alloc(4);
 	EXPECT(set != NULL);

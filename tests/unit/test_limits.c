@@ -17,8 +17,6 @@
 
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
-
 /*
  * A small machine, so running out takes a few thousand stores: 16M, or
  * the four PMD-size blocks pb_init() needs where that is more (128M with
@@ -235,8 +233,8 @@ static void body_cow_runs_out(void)
 
 	if (!t_begin(MACHINE))
 		return;
-	p0 = t_proc_map(LIM_A, PAGES(256), RW);
-	if (!p0 || !t_fill(p0, LIM_A, n, 1))
+	p0 = t_proc_written(LIM_A, PAGES(256), 1);
+	if (!p0 || !t.ok)
 		goto out;
 	p1 = t_fork(p0);
 	if (!p1 || !EXPECT_EQ(pb_mmap(p0, LIM_B, TOO_MUCH, RW), 0))
@@ -296,14 +294,14 @@ static void body_fork_runs_out(void)
 	if (!t_begin(MACHINE))
 		return;
 	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS), 0);
-	p = t_proc_map(LIM_A, PAGES(16), RW);
-	if (!p || !t_fill(p, LIM_A, 16, 1))
+	p = t_proc_written(LIM_A, PAGES(16), 1);
+	if (!p || !t.ok)
 		goto out;
 	if (c->pinned && !EXPECT_EQ(pb_gup_fast(p, LIM_A, 16, PB_FOLL_PIN |
 						PB_FOLL_WRITE | PB_FOLL_LONGTERM,
 						&pin), 0))
 		goto out;
-	folio = t_folio(t_pfn(p, LIM_A));
+	folio = t_folio_at(p, LIM_A);
 	EXPECT_EQ(folio_order(folio), 4);
 	ref = folio_ref_count(folio);
 	map = folio_mapcount(folio);
@@ -338,8 +336,7 @@ static void body_fork_runs_out(void)
 	if (!EXPECT(failed >= 3))
 		tap_diag("fork failed only with %d frames or fewer", failed - 1);
 out:
-	if (pin)
-		pb_pages_release(pin, false);
+	t_release(pin, false);
 	t_exit(p);
 	ballast_free();
 	EXPECT_EQ(pb_frames_in_use(), t.baseline);
@@ -372,7 +369,7 @@ static void body_pin_runs_out(void)
 	EXPECT(pin == NULL);
 	EXPECT_EQ(nr_free_frames(), 0);
 	EXPECT(t_page(p, LIM_A).present);
-	folio = t_folio(t_pfn(p, LIM_A));
+	folio = t_folio_at(p, LIM_A);
 	EXPECT(!folio_maybe_dma_pinned(folio));
 	EXPECT_EQ(folio_ref_count(folio), 1);
 	EXPECT_CLEAN();

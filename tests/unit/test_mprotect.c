@@ -1,34 +1,23 @@
 /*
- * test_mprotect.c - mprotect (spec-fault-mprotect.md 3): the write upgrade
- * of exclusive pages (can_change_pte_writable) and its refusal for shared
- * ones, VMA split and merge, holes, PROT_NONE, and PMD-mapped THPs.
+ * test_mprotect.c - mprotect (mm/mprotect.c, change_pte_range): the write
+ * upgrade of exclusive pages (can_change_pte_writable) and its refusal
+ * for shared ones, VMA split and merge, holes, PROT_NONE, and PMD-mapped THPs.
  */
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
-
 static bool all_writable(struct pb_proc *p, unsigned long addr, unsigned long n)
 {
-	unsigned long i;
-
-	for (i = 0; i < n; i++)
-		if (!t_writable(p, addr + i * PAGE_SIZE))
-			return false;
-	return true;
+	return t_nr_writable(p, addr, n) == n;
 }
 
 /* RO then RW makes exclusive pages writable again without any fault. */
 static void test_ro_rw_exclusive_no_faults(void)
 {
 	struct pb_proc *p;
-	unsigned long faults;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, 4 * PAGE_SIZE, RW);
-	EXPECT_EQ(pb_mmap(p, ADDR_B, PAGES(16), RW), 0);
-	EXPECT(t_fill(p, ADDR_A, 4, 0));
-	EXPECT(t_fill(p, ADDR_B, 16, 0));
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, 4 * PAGE_SIZE, 0);
+	t_map_written(p, ADDR_B, PAGES(16), 0);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, 4 * PAGE_SIZE, PB_PROT_READ), 0);
 	EXPECT_EQ(pb_mprotect(p, ADDR_B, PAGES(16), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
@@ -38,10 +27,8 @@ static void test_ro_rw_exclusive_no_faults(void)
 	EXPECT_CLEAN();
 	EXPECT(all_writable(p, ADDR_A, 4));
 	EXPECT(all_writable(p, ADDR_B, 16));
-	faults = pb_proc_faults(p);
-	EXPECT(t_fill(p, ADDR_A, 4, 1));
-	EXPECT(t_fill(p, ADDR_B, 16, 1));
-	EXPECT_EQ(pb_proc_faults(p) - faults, 0);
+	EXPECT_EQ(t_fill_faults(p, ADDR_A, 4, 1), 0);
+	EXPECT_EQ(t_fill_faults(p, ADDR_B, 16, 1), 0);
 	EXPECT_CLEAN();
 	t_exit(p);
 	t_end("mprotect: RO then RW restores writability of exclusive pages without faults");
@@ -55,8 +42,7 @@ static void test_ro_rw_shared_still_copies(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 0x10));
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 0x10);
 	pfn = t_pfn(p, ADDR_A);
 	c = t_fork(p);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
@@ -87,10 +73,8 @@ static void partial_64k_split_merge(void)
 	unsigned long pfn5;
 	uint8_t v;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	EXPECT(t_fill(p, ADDR_A, 16, 0));
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGES(16), 0);
 	pfn5 = t_pfn(p, ADDR_A + 5 * PAGE_SIZE);
 	EXPECT_EQ(mm_of(p)->nr_vmas, 1);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A + 4 * PAGE_SIZE, 4 * PAGE_SIZE, PB_PROT_READ), 0);
@@ -125,8 +109,7 @@ static void adjacent_mmaps_merge(void)
 {
 	struct pb_proc *p;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
+	t_begin_folios(SZ_64M, PAGES(16));
 	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	EXPECT_EQ(pb_mmap(p, ADDR_A + PAGES(16), PAGES(16), RW), 0);
 	EXPECT_EQ(mm_of(p)->nr_vmas, 1);
@@ -173,8 +156,7 @@ static void test_prot_none_round_trip(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 2, 0x70));
+	p = t_proc_written(ADDR_A, 2 * PAGE_SIZE, 0x70);
 	pfn = t_pfn(p, ADDR_A);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, 2 * PAGE_SIZE, PB_PROT_NONE), 0);
 	EXPECT_CLEAN();
@@ -198,14 +180,13 @@ static void test_prot_none_round_trip(void)
 static void test_pmd_whole_and_partial(void)
 {
 	struct pb_proc *p;
-	uint64_t splits;
 	unsigned long faults;
+	struct t_snap s;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
+	t_begin_folios(SZ_64M, PMD_SIZE);
 	p = t_proc_map(ADDR_A, PMD_SIZE, RW);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
-	splits = t_stat(PB_STAT_pmd_split);
+	t_snap(&s);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PMD_SIZE, PB_PROT_READ), 0);
 	EXPECT_CLEAN();
 	EXPECT(t_pmd_mapped(p, ADDR_A));
@@ -218,11 +199,11 @@ static void test_pmd_whole_and_partial(void)
 	faults = pb_proc_faults(p);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + (PMD_SIZE / 2), 2), 0);
 	EXPECT_EQ(pb_proc_faults(p) - faults, 0);
-	EXPECT_EQ(t_stat(PB_STAT_pmd_split) - splits, 0);
+	EXPECT_EQ(t_since(&s, PB_STAT_pmd_split), 0);
 
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, (PMD_SIZE / 2), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
-	EXPECT_EQ(t_stat(PB_STAT_pmd_split) - splits, 1);
+	EXPECT_EQ(t_since(&s, PB_STAT_pmd_split), 1);
 	EXPECT(!t_pmd_mapped(p, ADDR_A));
 	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PMD_SIZE);
 	EXPECT(!t_writable(p, ADDR_A));

@@ -5,8 +5,6 @@
  */
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
-
 /*
  * Moving half of a 64K folio keeps its pfns: one folio, mapped from two
  * places of the same mm.
@@ -21,12 +19,9 @@ static void test_move_half_64k(void)
 	struct folio *folio;
 	bool same = true;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	EXPECT(t_fill(p, ADDR_A, 16, 0x20));
-	for (i = 0; i < 16; i++)
-		pfn[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGES(16), 0x20);
+	t_pfns(p, ADDR_A, 16, pfn);
 	folio = t_folio(pfn[0]);
 	EXPECT_EQ(pb_mremap(p, ADDR_A + PAGES(8), PAGES(8), ADDR_B), 0);
 	EXPECT_CLEAN();
@@ -67,12 +62,9 @@ static void test_move_across_pmd_boundary(void)
 	unsigned long pfn[16], i;
 	bool same = true, gone = true;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	p = t_proc_map(ADDR_A, PAGES(16), RW);
-	EXPECT(t_fill(p, ADDR_A, 16, 0x40));
-	for (i = 0; i < 16; i++)
-		pfn[i] = t_pfn(p, ADDR_A + i * PAGE_SIZE);
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_written(ADDR_A, PAGES(16), 0x40);
+	t_pfns(p, ADDR_A, 16, pfn);
 	EXPECT_EQ(pb_mremap(p, ADDR_A, PAGES(16), dst), 0);
 	EXPECT_CLEAN();
 	for (i = 0; i < 16; i++) {
@@ -98,8 +90,7 @@ static void test_unmapped_start_efault(void)
 	struct pb_proc *p;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A + PAGE_SIZE, 2 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A + PAGE_SIZE, 2, 1));
+	p = t_proc_written(ADDR_A + PAGE_SIZE, 2 * PAGE_SIZE, 1);
 	EXPECT_EQ(pb_mremap(p, ADDR_A, 3 * PAGE_SIZE, ADDR_B), -EFAULT);
 	EXPECT(t_page(p, ADDR_A + PAGE_SIZE).present);
 	EXPECT(!t_page(p, ADDR_B + PAGE_SIZE).present);
@@ -116,8 +107,7 @@ static void test_move_pmd(void)
 	struct pb_proc *p;
 	unsigned long pfn;
 
-	t_begin(SZ_64M);
-	pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
+	t_begin_folios(SZ_64M, PMD_SIZE);
 	p = t_proc_map(ADDR_A, PMD_SIZE, RW);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGE_SIZE, 0x61), 0);
 	pfn = t_pfn(p, ADDR_A);

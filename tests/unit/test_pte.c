@@ -1,7 +1,8 @@
 /*
  * test_pte.c - the x86-64 entry encoding of mm/arch/x86_64.h: bit
  * positions pinned by value, the Dirty/SavedDirty/shadow-stack rules,
- * pte_modify and pte_needs_flush (spec-fault-mprotect.md 6.1-6.3).
+ * pte_modify and pte_needs_flush, as Linux's
+ * arch/x86/include/asm/pgtable_types.h and pgtable.h define them.
  *
  * Pure functions of the header: no machine is brought up.
  */

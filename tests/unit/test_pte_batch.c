@@ -1,14 +1,15 @@
 /*
  * test_pte_batch.c - white-box tests of folio_pte_batch_flags()
- * (mm/pte_batch.h; spec-gup-fork.md 7, spec-fault-mprotect.md 4) on page
- * tables built through the public API and then edited by hand.
+ * (mm/pte_batch.h, after the kernel's mm/internal.h: a run of PTEs that
+ * map consecutive pages of one folio with the same bits, less the ones
+ * the FPB_* flags let it ignore) on page tables built through the public
+ * API and then edited by hand.
  *
  * Each test maps two 16-page folios at ADDR_A (folio A = pages 0..15,
  * folio B = pages 16..31; 64K each with 4K pages), saves their 32 PTEs,
  * edits some of them with the pte_*() helpers of the architecture
  * (mm/arch/), calls the batch helper on a copy of an entry, and puts every
- * PTE back before t_end(), so the checker run by t_finish() stays
- * meaningful.  Nothing touches memory through the simulated MMU while a
+ * PTE back before t_finish(), so the checker it runs stays meaningful.  Nothing touches memory through the simulated MMU while a
  * PTE is edited, so no TLB entry disagrees with a restored table.  The
  * x86-only bits (SavedDirty, soft-dirty, shadow stack, the inverted
  * PROT_NONE PFN) are checked on x86 only; on arm64-4k the folios start
@@ -17,7 +18,6 @@
 #include "tests/unit/pbtest.h"
 #include "mm/pte_batch.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
 #define NPTES 32
 /* A 16-page folio: mTHP order 4 exists on every granule. */
 #define FOLIO_SZ (16 * PAGE_SIZE)
@@ -37,33 +37,19 @@ static struct {
 	pte_t saved[NPTES];
 } fx;
 
-static pte_t *ptep_of(struct pb_proc *p, unsigned long addr)
-{
-	pmd_t *pmdp = walk_to_pmd(mm_of(p), addr);
-	pmd_t pmd;
-
-	if (!pmdp)
-		return NULL;
-	pmd = pmdp_get(pmdp);
-	if (!pmd_is_table(pmd))
-		return NULL;
-	return pte_offset(pmd, addr);
-}
-
 /* Machine up, two 64K folios at ADDR_A, their PTEs saved. */
 static bool fx_setup(void)
 {
 	unsigned int i;
 
 	memset(&fx, 0, sizeof(fx));
-	if (!t_begin(SZ_64M))
+	if (!t_begin_folios(SZ_64M, FOLIO_SZ))
 		return false;
-	pb_set_thp_policy(FOLIO_SZ, PB_THP_ALWAYS);
-	fx.p = t_proc_map(ADDR_A, 2 * FOLIO_SZ, RW);
-	if (!fx.p || !t_fill(fx.p, ADDR_A, NPTES, 0x40))
+	fx.p = t_proc_written(ADDR_A, 2 * FOLIO_SZ, 0x40);
+	if (!fx.p || !t.ok)
 		return false;
 	fx.vma = vma_lookup(mm_of(fx.p), ADDR_A);
-	fx.ptep = ptep_of(fx.p, ADDR_A);
+	fx.ptep = t_ptep(fx.p, ADDR_A);
 	if (!EXPECT(fx.vma && fx.ptep))
 		return false;
 	for (i = 0; i < NPTES; i++)
@@ -111,7 +97,7 @@ static void fx_teardown(void)
 	fx.p = NULL;
 }
 
-/* Replace PTE @i with f(PTE @i). */
+/* Set PTE @i to @pte; read PTE @i. */
 static void fx_set(unsigned int i, pte_t pte) { set_pte(fx.ptep + i, pte); }
 static pte_t fx_get(unsigned int i) { return ptep_get(fx.ptep + i); }
 
@@ -349,15 +335,16 @@ static void test_uffd_wp_never_ignored(void)
 	t_finish();
 }
 
-/* ---- shadow stack (seed GUP-fast v2, patch 2/4) ----------------------------- */
+/* ---- shadow stack ------------------------------------------------------------- */
 
 /*
  * x86 shadow stack: RW=0/Dirty=1 is pte_write().  pte_mkclean() makes it
  * look like an ordinary read-only entry, so under FPB_RESPECT_WRITE
  * without FPB_RESPECT_DIRTY (GUP-fast's flags) a shadow-stack entry and
  * a read-only one would batch - and GUP-fast, seeing pte_write() on the
- * first, would skip the unshare check for the rest.  The seed's 2/4 fix
- * stops the batch where pte_write() changes.
+ * first, would skip the unshare check for the rest.  "mm: internal: fix
+ * inconsistent in folio_pte_batch_flags() for shadow stack" (part of the
+ * GUP-fast batching series) stops the batch where pte_write() changes.
  */
 #ifndef CONFIG_ARM64
 static void test_shadow_stack_mixing(void)
@@ -472,7 +459,7 @@ static void test_zero_page_special(void)
 			EXPECT_EQ(pb_load(fx.p, 0, ADDR_B + i * PAGE_SIZE, &v), 0);
 		EXPECT_EQ(v, 0);
 		EXPECT_CLEAN();
-		zp = ptep_of(fx.p, ADDR_B);
+		zp = t_ptep(fx.p, ADDR_B);
 		vb = vma_lookup(mm_of(fx.p), ADDR_B);
 		if (EXPECT(zp && vb)) {
 			for (i = 0; i < 4; i++) {
@@ -618,22 +605,19 @@ static void test_table_end(void)
 {
 	const unsigned long dst = ADDR_B + PMD_SIZE - FOLIO_SZ / 2;
 	struct page *pages[16];
-	struct pb_variant v;
 	struct pb_proc *c;
 	pte_t *t1, *t2, copy;
 	unsigned int nr, i;
-	unsigned long faults;
 	uint64_t reads;
 	long got;
 
 	if (!fx_setup())
 		goto out;
-	pb_variant_preset("seeds", &v);
-	pb_set_variant(&v);
+	t_variant("seeds", NULL);
 	EXPECT_EQ(pb_mremap(fx.p, ADDR_A, FOLIO_SZ, dst), 0);
 	EXPECT_CLEAN();
-	t1 = ptep_of(fx.p, dst);
-	t2 = ptep_of(fx.p, dst + FOLIO_SZ / 2);
+	t1 = t_ptep(fx.p, dst);
+	t2 = t_ptep(fx.p, dst + FOLIO_SZ / 2);
 	if (!EXPECT(t1 && t2))
 		goto out;
 	EXPECT_EQ(pte_index(dst), PTRS_PER_PTE - 8);
@@ -686,10 +670,8 @@ static void test_table_end(void)
 	EXPECT_EQ(folio_large_mapcount(fx.a), 16);
 	EXPECT_CLEAN();
 	t_exit(c);
-	/* exclusive again: one reuse fault (wp_reuse_max 16) rewrites it all */
-	faults = pb_proc_faults(fx.p);
-	EXPECT(t_fill(fx.p, dst, 16, 0x50));
-	EXPECT_EQ(pb_proc_faults(fx.p) - faults, 2);	/* one per page table */
+	/* exclusive again: one reuse fault per page table rewrites it all */
+	EXPECT_EQ(t_fill_faults(fx.p, dst, 16, 0x50), 2);	/* one per page table */
 	EXPECT_CLEAN();
 	/* zap across it */
 	EXPECT_EQ(pb_munmap(fx.p, dst, FOLIO_SZ), 0);
@@ -710,15 +692,13 @@ out:
  */
 static void test_fork_keeps_per_pte_dirty(void)
 {
-	struct pb_variant v;
 	struct pb_proc *c;
 	pte_t *cp;
 	unsigned int i;
 
 	if (!fx_setup())
 		goto out;
-	pb_variant_preset("upstream", &v);
-	pb_set_variant(&v);
+	t_variant("upstream", NULL);
 	fx.vma->vm_flags &= ~VM_SOFTDIRTY;
 	for (i = 4; i < 8; i++)
 		fx_set(i, pte_mkclean(fx_get(i)));
@@ -726,7 +706,7 @@ static void test_fork_keeps_per_pte_dirty(void)
 		fx_set(i, pte_clear_soft_dirty(fx_get(i)));
 	c = t_fork(fx.p);
 	EXPECT_CLEAN();
-	cp = c ? ptep_of(c, ADDR_A) : NULL;
+	cp = c ? t_ptep(c, ADDR_A) : NULL;
 	if (EXPECT(cp)) {
 		for (i = 0; i < 16; i++) {
 			pte_t pp = fx_get(i), cc = ptep_get(cp + i);

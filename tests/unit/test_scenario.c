@@ -15,8 +15,7 @@
 #include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
-#include "tests/capture.h"
-#include "tests/tap.h"
+#include "tests/unit/fixture.h"
 
 #define PAGE 4096UL
 
@@ -437,11 +436,11 @@ static void test_numbers(void)
 
 static void test_parse_file(void)
 {
-	char path[] = "/tmp/test_scenario_XXXXXX";
+	static const char nul[] = "P0 mmap A 4K rw\nP0 write\0 A 0 4K\n";
+	struct t_tmpdir dir;
 	struct capture c;
 	struct scenario *s;
-	char *err;
-	int fd;
+	char *err, path[512];
 
 	s = scenario_parse_file("/nonexistent/x.scn", PAGE, capture_open(&c));
 	err = capture_close(&c);
@@ -449,19 +448,18 @@ static void test_parse_file(void)
 	       "file: a missing file is named");
 	free(err);
 
-	fd = mkstemp(path);
-	if (fd < 0) {
-		tap_skip("mkstemp failed", "file: NUL byte");
+	if (!t_tmpdir_make(&dir, "test_scenario")) {
+		tap_skip("mkdtemp failed", "file: NUL byte");
 		return;
 	}
-	if (write(fd, "P0 mmap A 4K rw\nP0 write\0 A 0 4K\n", 33) != 33)
+	if (!t_tmpdir_write(&dir, "nul.scn", nul, sizeof(nul) - 1))
 		tap_diag("short write");
-	close(fd);
-	s = scenario_parse_file(path, PAGE, capture_open(&c));
+	s = scenario_parse_file(t_tmpdir_path(&dir, "nul.scn", path, sizeof(path)),
+				PAGE, capture_open(&c));
 	err = capture_close(&c);
 	tap_ok(!s && strstr(err, ":2: NUL byte"), "file: a NUL byte is an error on its line");
 	free(err);
-	unlink(path);
+	t_tmpdir_remove(&dir);
 }
 
 /* ---- a fake backend --------------------------------------------------- */
@@ -830,20 +828,13 @@ static void test_record_data(void)
 	static const uint8_t one[] = { 7 };
 	static const uint8_t mixed[] = { 1, 1, 2, 3, 3, 3 };
 	struct capture c;
-	char *out;
 
 	record_data(capture_open(&c), NULL, 0);
-	out = capture_close(&c);
-	tap_is_str(out, "-", "data: empty is '-'");
-	free(out);
+	t_text_is(&c, "-", "data: empty is '-'");
 	record_data(capture_open(&c), one, 1);
-	out = capture_close(&c);
-	tap_is_str(out, "0x07", "data: a single byte has no count");
-	free(out);
+	t_text_is(&c, "0x07", "data: a single byte has no count");
 	record_data(capture_open(&c), mixed, sizeof(mixed));
-	out = capture_close(&c);
-	tap_is_str(out, "0x01*2 0x02 0x03*3", "data: runs");
-	free(out);
+	t_text_is(&c, "0x01*2 0x02 0x03*3", "data: runs");
 }
 
 static void test_errno_names(void)

@@ -18,10 +18,10 @@
  *  3. A pin never observes a page the process has since replaced: the
  *     process's writes after a read-only pin land in the pinned page,
  *     also across fork (the parent keeps it, the child gets a copy).
- *  4. FOLL_LONGTERM pins of shared pages: a read-only one unshares, a
- *     writable one breaks COW first (spec-gup-fork.md 4); of the zero
- *     page, a short-term pin takes it as it is and a long-term one
- *     unshares it into a real anonymous page (spec-gup-fork.md 9.5).
+ *  4. FOLL_LONGTERM pins of shared pages: a read-only one unshares
+ *     (gup_must_unshare, FAULT_FLAG_UNSHARE), a writable one breaks COW
+ *     first; of the zero page, a short-term pin takes it as it is and a
+ *     long-term one unshares it into a real anonymous page.
  *
  * Page i of a region always holds a pattern byte "base + i" at its first
  * address (except where a pin's pages are filled, which is one value), so
@@ -31,7 +31,6 @@
  */
 #include "tests/unit/pbtest.h"
 
-#define RW		(PB_PROT_READ | PB_PROT_WRITE)
 #define PIN_RO		PB_FOLL_PIN
 #define PIN_RO_LT	(PB_FOLL_PIN | PB_FOLL_LONGTERM)
 #define PIN_RW_LT	(PB_FOLL_PIN | PB_FOLL_WRITE | PB_FOLL_LONGTERM)
@@ -48,38 +47,37 @@
 
 /* ---- the plan: folio kinds x variants ---------------------------------- */
 
-enum kind { K_4K, K_64K, K_PTE_2M, K_PMD, NR_KINDS };
-
-static const char *const kind_name[NR_KINDS] = {
-	"4K", "64K", "PTE-mapped 2M", "PMD-mapped 2M",
+static const char *const kind_name[T_NR_KINDS] = {
+	[T_4K] = "4K", [T_64K] = "64K", [T_PTE_2M] = "PTE-mapped 2M",
+	[T_PMD] = "PMD-mapped 2M",
 };
 
-enum variant { V_BASELINE, V_UPSTREAM, V_SEEDS, V_SEEDS_512, NR_VARIANTS };
-
-static const char *const variant_name[NR_VARIANTS] = {
-	"baseline", "upstream", "seeds", "seeds+wp_reuse_max=512",
+static const struct variant_case {
+	const char *name;
+	const char *preset, *sets;
+} variants[] = {
+	{ "baseline", "baseline", NULL },
+	{ "upstream", "upstream", NULL },
+	{ "seeds", "seeds", NULL },
+	{ "seeds+wp_reuse_max=512", "seeds", "wp_reuse_max=512" },
 };
+#define NR_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
 /* The case a t_isolated() body runs; arg picks a row of the case's table. */
 static struct {
-	enum kind kind;
-	enum variant variant;
+	enum t_kind kind;
+	const struct variant_case *variant;
 	unsigned int arg;
 } cur;
 
-static unsigned long kind_len(enum kind k)
+static unsigned long len(void)
 {
-	return k == K_4K ? 4 * PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
-}
-
-static unsigned long kind_folio(enum kind k)
-{
-	return k == K_4K ? PAGE_SIZE : k == K_64K ? PAGES(16) : PMD_SIZE;
+	return t_kind_len(cur.kind);
 }
 
 static unsigned long npages(void)
 {
-	return kind_len(cur.kind) / PAGE_SIZE;
+	return len() / PAGE_SIZE;
 }
 
 static unsigned long page_addr(unsigned long i)
@@ -101,51 +99,18 @@ static unsigned long sample(unsigned int s)
 /* Bring the machine up under the case's variant. */
 static bool begin(void)
 {
-	static const char *const preset[NR_VARIANTS] = {
-		"baseline", "upstream", "seeds", "seeds",
-	};
-	struct pb_variant v;
-
 	/* Room for a THP and two copies of it (parent and child) */
-	if (!t_begin(SZ_64M > 8 * PMD_SIZE ? SZ_64M : 8 * PMD_SIZE))
-		return false;
-	if (!EXPECT_EQ(pb_variant_preset(preset[cur.variant], &v), 0))
-		return false;
-	if (cur.variant == V_SEEDS_512 &&
-	    !EXPECT_EQ(pb_variant_set(&v, "wp_reuse_max", "512"), 0))
-		return false;
-	pb_set_variant(&v);
-	return true;
-}
-
-static void set_policy(enum kind k)
-{
-	if (k == K_64K)
-		pb_set_thp_policy(PAGES(16), PB_THP_ALWAYS);
-	if (k == K_PTE_2M || k == K_PMD)
-		pb_set_thp_policy(PMD_SIZE, PB_THP_ALWAYS);
+	return t_begin(SZ_64M > 8 * PMD_SIZE ? SZ_64M : 8 * PMD_SIZE) &&
+	       t_variant(cur.variant->preset, cur.variant->sets);
 }
 
 /*
- * A process whose region [ADDR_A, +kind_len) holds OLD + i at page i in
- * folios of the case's kind.
+ * The machine, and a process whose region [ADDR_A, +len()) holds OLD + i
+ * at page i in folios of the case's kind.
  */
 static struct pb_proc *populated(void)
 {
-	enum kind k = cur.kind;
-	struct pb_proc *p;
-
-	set_policy(k);
-	p = t_proc_map(ADDR_A, kind_len(k), RW);
-	if (!p)
-		return NULL;
-	t_fill(p, ADDR_A, npages(), OLD);
-	if (k == K_PTE_2M)
-		EXPECT_EQ(pb_split_pmd(p, ADDR_A, PMD_SIZE), 0);
-	EXPECT_EQ(t_page(p, ADDR_A).folio_size, kind_folio(k));
-	EXPECT_EQ(t_pmd_mapped(p, ADDR_A), k == K_PMD);
-	EXPECT_CLEAN();
-	return p;
+	return begin() ? t_kind_region(cur.kind, OLD) : NULL;
 }
 
 /* ---- looking at data, frames and exclusivity -------------------------- */
@@ -212,10 +177,7 @@ static bool pin_reads(const struct pb_pages *pp, uint8_t base,
 
 static void pfns_of(struct pb_proc *p, unsigned long *pfn)
 {
-	unsigned long i;
-
-	for (i = 0; i < npages(); i++)
-		pfn[i] = t_pfn(p, page_addr(i));
+	t_pfns(p, ADDR_A, npages(), pfn);
 }
 
 /* Does @p map exactly the frames @pfn (all present)? */
@@ -249,24 +211,12 @@ static bool maps_other_frames(struct pb_proc *p, const unsigned long *pfn)
 	return true;
 }
 
-/* Is the page mapped at @addr an exclusive anon page (PMD-mapped: its head)? */
-static bool exclusive_at(struct pb_proc *p, unsigned long addr)
-{
-	unsigned long pfn = t_pfn(p, addr);
-
-	if (!pfn || !folio_test_anon(t_folio(pfn)))
-		return false;
-	if (t_pmd_mapped(p, addr))
-		pfn = folio_pfn(t_folio(pfn));
-	return PageAnonExclusive(pfn_to_page(pfn));
-}
-
 static bool all_exclusive(struct pb_proc *p)
 {
 	unsigned long i;
 
 	for (i = 0; i < npages(); i++) {
-		if (!exclusive_at(p, page_addr(i))) {
+		if (!t_exclusive(p, page_addr(i))) {
 			tap_diag("page %lu is not PageAnonExclusive", i);
 			return false;
 		}
@@ -276,16 +226,88 @@ static bool all_exclusive(struct pb_proc *p)
 
 static bool none_writable(struct pb_proc *p)
 {
-	unsigned long i;
+	unsigned long w = t_nr_writable(p, ADDR_A, npages());
 
-	for (i = 0; i < npages(); i++) {
-		if (t_writable(p, page_addr(i))) {
-			tap_diag("page %lu is mapped writable", i);
-			return false;
-		}
-	}
+	if (w)
+		tap_diag("%lu pages are mapped writable", w);
+	return !w;
+}
+
+/* ---- steps the cases share -------------------------------------------- */
+
+/*
+ * Pin (or reference) the whole region with @flags; the checker must stay
+ * clean.  False if the GUP fails.
+ */
+static bool pin_all(struct pb_proc *p, unsigned int flags,
+		    struct pb_pages **pin)
+{
+	if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, npages(), flags, pin), 0))
+		return false;
+	EXPECT_CLEAN();
 	return true;
 }
+
+/*
+ * The end of every case: what a GUP took is given back (the pages marked
+ * dirty with @dirty), the checker is clean, the processes exit.
+ */
+static void end_case(struct pb_pages *pin, bool dirty, struct pb_proc *c,
+		     struct pb_proc *p)
+{
+	t_release(pin, dirty);
+	if (t.up)
+		EXPECT_CLEAN();
+	t_exit(c);
+	t_exit(p);
+	t_finish();
+}
+
+/*
+ * Fork while the parent @p holds a pin of its whole region, whose frames
+ * are @pinned: the parent keeps mapping the pinned frames, the child gets
+ * copies of them that read OLD + i.  NULL if there is no child.
+ */
+static struct pb_proc *fork_pinned(struct pb_proc *p, const unsigned long *pinned)
+{
+	struct pb_proc *c = t_fork(p);
+
+	if (!c)
+		return NULL;
+	EXPECT_CLEAN();
+	EXPECT(maps_frames(p, pinned));
+	EXPECT(maps_other_frames(c, pinned));
+	EXPECT(proc_reads(c, OLD, 1));
+	return c;
+}
+
+/*
+ * @p writes LATER + i to every page: each store lands in the pinned frame
+ * (@pinned: reuse, never a copy), so @pin reads what was written.
+ */
+static void writes_reach_pin(struct pb_proc *p, const unsigned long *pinned,
+			     const struct pb_pages *pin)
+{
+	EXPECT(proc_writes(p, LATER));
+	EXPECT_CLEAN();
+	EXPECT(maps_frames(p, pinned));
+	EXPECT(pin_reads(pin, LATER, 1));
+}
+
+/*
+ * The child @c writes CHILD + i to every page: its own copies take it,
+ * the pin and the parent keep the parent's LATER + i.
+ */
+static void child_writes_apart(struct pb_proc *p, struct pb_proc *c,
+			       const struct pb_pages *pin)
+{
+	EXPECT(proc_writes(c, CHILD));
+	EXPECT_CLEAN();
+	EXPECT(pin_reads(pin, LATER, 1));
+	EXPECT(proc_reads(p, LATER, 1));
+	EXPECT(proc_reads(c, CHILD, 1));
+}
+
 
 /* ---- 1. no COW leak through fork (CVE-2020-29374) --------------------- */
 
@@ -321,24 +343,23 @@ static void body_cve_ro_ref_after_fork(void)
 	unsigned long n = npages(), i;
 	bool ok = true;
 
-	if (!begin() || !(p = populated()) || !(c = t_fork(p)))
+	if (!(p = populated()) || !(c = t_fork(p)))
 		goto out;
 	EXPECT_CLEAN();
-	if (!EXPECT_EQ(pb_gup_fast(c, ADDR_A, n, r->flags, &ref), 0))
+	if (!pin_all(c, r->flags, &ref))
 		goto out;
-	EXPECT_CLEAN();
 	EXPECT(pin_reads(ref, OLD, 1));
 	for (i = 0; i < n; i++) {
 		unsigned long a = page_addr(i);
 
 		if (r->flags & PB_FOLL_PIN)	/* unshared: the child's own copy */
-			ok &= t_pfn(c, a) != t_pfn(p, a) && exclusive_at(c, a);
+			ok &= t_pfn(c, a) != t_pfn(p, a) && t_exclusive(c, a);
 		else				/* a GET leaves the sharing alone */
 			ok &= t_pfn(c, a) == t_pfn(p, a);
 	}
 	EXPECT(ok);
 	if (r->child_unmaps) {
-		EXPECT_EQ(pb_munmap(c, ADDR_A, kind_len(cur.kind)), 0);
+		EXPECT_EQ(pb_munmap(c, ADDR_A, len()), 0);
 		EXPECT_CLEAN();
 	}
 	EXPECT(proc_writes(p, SECRET));
@@ -348,12 +369,7 @@ static void body_cve_ro_ref_after_fork(void)
 	if (!r->child_unmaps)
 		EXPECT(proc_reads(c, OLD, 1));
 out:
-	if (ref)
-		pb_pages_release(ref, false);
-	EXPECT_CLEAN();
-	t_exit(c);
-	t_exit(p);
-	t_finish();
+	end_case(ref, false, c, p);
 }
 
 /*
@@ -369,18 +385,11 @@ static void body_iouring_pin_before_fork(void)
 	struct pb_proc *p = NULL, *c = NULL;
 	struct pb_pages *pin = NULL;
 
-	if (!begin() || !(p = populated()))
+	if (!(p = populated()) || !pin_all(p, PIN_RW_LT, &pin))
 		goto out;
-	if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, npages(), PIN_RW_LT, &pin), 0))
-		goto out;
-	EXPECT_CLEAN();
 	pfns_of(p, pinned);
-	if (!(c = t_fork(p)))
+	if (!(c = fork_pinned(p, pinned)))
 		goto out;
-	EXPECT_CLEAN();
-	EXPECT(maps_frames(p, pinned));
-	EXPECT(maps_other_frames(c, pinned));
-	EXPECT(proc_reads(c, OLD, 1));
 
 	pb_pages_fill(pin, DEVICE);		/* DMA into the registered buffer */
 	EXPECT_CLEAN();
@@ -388,24 +397,12 @@ static void body_iouring_pin_before_fork(void)
 	EXPECT(proc_reads(p, DEVICE, 0));
 
 	faults = pb_proc_faults(p);
-	EXPECT(proc_writes(p, LATER));
-	EXPECT_CLEAN();
+	writes_reach_pin(p, pinned, pin);
 	EXPECT_EQ(pb_proc_faults(p) - faults, 0);	/* still writable, no COW */
-	EXPECT(maps_frames(p, pinned));
-	EXPECT(pin_reads(pin, LATER, 1));
 
-	EXPECT(proc_writes(c, CHILD));
-	EXPECT_CLEAN();
-	EXPECT(pin_reads(pin, LATER, 1));
-	EXPECT(proc_reads(p, LATER, 1));
-	EXPECT(proc_reads(c, CHILD, 1));
+	child_writes_apart(p, c, pin);
 out:
-	if (pin)
-		pb_pages_release(pin, true);
-	EXPECT_CLEAN();
-	t_exit(c);
-	t_exit(p);
-	t_finish();
+	end_case(pin, true, c, p);
 }
 
 /* ---- 2. no write through a read-only mapping or a stale TLB ----------- */
@@ -470,11 +467,11 @@ static void body_mprotect_ro_stale_tlb(void)
 	unsigned int s, refused = 0;
 	int cpu;
 
-	if (!begin() || !(p = populated()) || !cache_writable_everywhere(p))
+	if (!(p = populated()) || !cache_writable_everywhere(p))
 		goto out;
 	EXPECT_CLEAN();
 	pfns_of(p, before);
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, kind_len(cur.kind), PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, len(), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
 	for (cpu = 0; cpu < NR_CPUS; cpu++)
 		for (s = 0; s < NR_SAMPLES; s++)
@@ -485,8 +482,7 @@ static void body_mprotect_ro_stale_tlb(void)
 	EXPECT(maps_frames(p, before));
 	EXPECT(none_writable(p));
 out:
-	t_exit(p);
-	t_finish();
+	end_case(NULL, false, NULL, p);
 }
 
 /*
@@ -505,7 +501,7 @@ static void body_fork_stale_tlb(void)
 	unsigned int s, leaked = 0;
 	int cpu;
 
-	if (!begin() || !(p = populated()) || !cache_writable_everywhere(p))
+	if (!(p = populated()) || !cache_writable_everywhere(p))
 		goto out;
 	pfns_of(p, before);
 	if (!(c = t_fork(p)))
@@ -528,11 +524,8 @@ static void body_fork_stale_tlb(void)
 	EXPECT(samples_read(p, (uint8_t)(SECRET + NR_CPUS - 1)));
 	for (s = 0; s < NR_SAMPLES; s++)
 		EXPECT(t_pfn(p, page_addr(sample(s))) != before[sample(s)]);
-	EXPECT_CLEAN();
 out:
-	t_exit(c);
-	t_exit(p);
-	t_finish();
+	end_case(NULL, false, c, p);
 }
 
 /* Every way to ask for write access through GUP. */
@@ -575,7 +568,22 @@ static void sample_refs(struct pb_proc *p, int *refs)
 	unsigned int s;
 
 	for (s = 0; s < NR_SAMPLES; s++)
-		refs[s] = folio_ref_count(t_folio(t_pfn(p, page_addr(sample(s)))));
+		refs[s] = folio_ref_count(t_folio_at(p, page_addr(sample(s))));
+}
+
+/* write_gups_refused(), and no folio at a sample page gained a reference. */
+static bool write_gups_take_nothing(struct pb_proc *p)
+{
+	int refs[NR_SAMPLES], now[NR_SAMPLES];
+	unsigned int s;
+	bool ok;
+
+	sample_refs(p, refs);
+	ok = write_gups_refused(p);
+	sample_refs(p, now);
+	for (s = 0; s < NR_SAMPLES; s++)
+		ok &= EXPECT_EQ(now[s], refs[s]);
+	return ok;
 }
 
 /*
@@ -590,20 +598,14 @@ static void body_write_pin_ro_mapping(void)
 	unsigned long shared[MAX_PAGES];
 	struct pb_proc *p = NULL, *c = NULL;
 	struct pb_pages *pin = NULL;
-	int refs[NR_SAMPLES], now[NR_SAMPLES];
-	unsigned int s;
 
-	if (!begin() || !(p = populated()) || !(c = t_fork(p)))
+	if (!(p = populated()) || !(c = t_fork(p)))
 		goto out;
 	pfns_of(p, shared);
-	EXPECT_EQ(pb_mprotect(c, ADDR_A, kind_len(cur.kind), PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(c, ADDR_A, len(), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
-	sample_refs(c, refs);
-	EXPECT(write_gups_refused(c));
 	EXPECT_EQ(pb_store(c, 0, ADDR_A, 0xee), -EFAULT);
-	sample_refs(c, now);
-	for (s = 0; s < NR_SAMPLES; s++)
-		EXPECT_EQ(now[s], refs[s]);
+	EXPECT(write_gups_take_nothing(c));
 	EXPECT(maps_frames(c, shared));		/* no COW was broken for it */
 	EXPECT(maps_frames(p, shared));
 	EXPECT(proc_reads(c, OLD, 1));
@@ -614,29 +616,20 @@ static void body_write_pin_ro_mapping(void)
 	EXPECT(proc_reads(c, OLD, 1));
 
 	/* Exclusive pages (the parent's copies) behind PROT_READ: refused too. */
-	EXPECT_EQ(pb_mprotect(p, ADDR_A, kind_len(cur.kind), PB_PROT_READ), 0);
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, len(), PB_PROT_READ), 0);
 	EXPECT_CLEAN();
 	EXPECT(all_exclusive(p));
-	sample_refs(p, refs);
-	EXPECT(write_gups_refused(p));
-	sample_refs(p, now);
-	for (s = 0; s < NR_SAMPLES; s++)
-		EXPECT_EQ(now[s], refs[s]);
+	EXPECT(write_gups_take_nothing(p));
 	EXPECT(proc_reads(p, SECRET, 1));
 	EXPECT(proc_reads(c, OLD, 1));
 
 	/* A read-only pin of the child's shared, read-only pages unshares them. */
-	if (EXPECT_EQ(pb_gup_fast(c, ADDR_A, npages(), PIN_RO, &pin), 0)) {
-		EXPECT_CLEAN();
+	if (pin_all(c, PIN_RO, &pin)) {
 		EXPECT(all_exclusive(c));
 		EXPECT(pin_reads(pin, OLD, 1));
-		pb_pages_release(pin, false);
-		EXPECT_CLEAN();
 	}
 out:
-	t_exit(c);
-	t_exit(p);
-	t_finish();
+	end_case(pin, false, c, p);
 }
 
 /* ---- 3. a pin never observes a page the process has since replaced ---- */
@@ -665,45 +658,36 @@ static void body_ro_pin_then_write(void)
 	struct pb_pages *pin = NULL, *first = NULL;
 	struct pb_proc *p = NULL;
 
-	if (!begin() || !(p = populated()))
+	if (!(p = populated()))
 		goto out;
 	if (cur.arg == 1) {
-		EXPECT_EQ(pb_mprotect(p, ADDR_A, kind_len(cur.kind), PB_PROT_READ), 0);
+		EXPECT_EQ(pb_mprotect(p, ADDR_A, len(), PB_PROT_READ), 0);
 		EXPECT_CLEAN();
 	}
 	if (cur.arg == 2) {
-		t_exit(t_fork(p));
+		t_fork_exit(p);
 		EXPECT_CLEAN();
 		EXPECT(none_writable(p));
 		if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, 1, PIN_RO, &first), 0))
 			goto out;
 		EXPECT_CLEAN();
 	}
-	if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, npages(), PIN_RO, &pin), 0))
+	if (!pin_all(p, PIN_RO, &pin))
 		goto out;
-	EXPECT_CLEAN();
 	EXPECT(pin_reads(pin, OLD, 1));
 	EXPECT(all_exclusive(p));		/* what a R/O pin requires */
 	pfns_of(p, pinned);
 	if (cur.arg == 1) {
-		EXPECT_EQ(pb_mprotect(p, ADDR_A, kind_len(cur.kind), RW), 0);
+		EXPECT_EQ(pb_mprotect(p, ADDR_A, len(), RW), 0);
 		EXPECT_CLEAN();
 	}
-	EXPECT(proc_writes(p, LATER));
-	EXPECT_CLEAN();
-	EXPECT(maps_frames(p, pinned));		/* nothing was replaced */
-	EXPECT(pin_reads(pin, LATER, 1));
+	writes_reach_pin(p, pinned, pin);	/* nothing was replaced */
 	if (first)
 		EXPECT(pin_reads(first, LATER, 1));
 	EXPECT(proc_reads(p, LATER, 1));
 out:
-	if (pin)
-		pb_pages_release(pin, false);
-	if (first)
-		pb_pages_release(first, false);
-	EXPECT_CLEAN();
-	t_exit(p);
-	t_finish();
+	t_release(pin, false);
+	end_case(first, false, NULL, p);
 }
 
 /*
@@ -718,38 +702,19 @@ static void body_ro_pin_across_fork(void)
 	struct pb_proc *p = NULL, *c = NULL;
 	struct pb_pages *pin = NULL;
 
-	if (!begin() || !(p = populated()))
+	if (!(p = populated()) || !pin_all(p, PIN_RO, &pin))
 		goto out;
-	if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, npages(), PIN_RO, &pin), 0))
-		goto out;
-	EXPECT_CLEAN();
 	pfns_of(p, pinned);
-	if (!(c = t_fork(p)))
+	if (!(c = fork_pinned(p, pinned)))
 		goto out;
-	EXPECT_CLEAN();
-	EXPECT(maps_frames(p, pinned));
 	EXPECT(all_exclusive(p));
-	EXPECT(maps_other_frames(c, pinned));
+
+	writes_reach_pin(p, pinned, pin);
 	EXPECT(proc_reads(c, OLD, 1));
 
-	EXPECT(proc_writes(p, LATER));
-	EXPECT_CLEAN();
-	EXPECT(maps_frames(p, pinned));
-	EXPECT(pin_reads(pin, LATER, 1));
-	EXPECT(proc_reads(c, OLD, 1));
-
-	EXPECT(proc_writes(c, CHILD));
-	EXPECT_CLEAN();
-	EXPECT(pin_reads(pin, LATER, 1));
-	EXPECT(proc_reads(p, LATER, 1));
-	EXPECT(proc_reads(c, CHILD, 1));
+	child_writes_apart(p, c, pin);
 out:
-	if (pin)
-		pb_pages_release(pin, false);
-	EXPECT_CLEAN();
-	t_exit(c);
-	t_exit(p);
-	t_finish();
+	end_case(pin, false, c, p);
 }
 
 /* ---- 4. FOLL_LONGTERM pins of shared pages and of the zero page ------- */
@@ -770,16 +735,14 @@ static void body_longterm_pin_shared(void)
 	struct pb_pages *pin = NULL;
 	bool ok = true;
 
-	if (!begin() || !(p = populated()))
+	if (!(p = populated()))
 		goto out;
 	pfns_of(p, orig);
 	if (!(c = t_fork(p)))
 		goto out;
 	EXPECT_CLEAN();
-	if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, npages(),
-				   writable ? PIN_RW_LT : PIN_RO_LT, &pin), 0))
+	if (!pin_all(p, writable ? PIN_RW_LT : PIN_RO_LT, &pin))
 		goto out;
-	EXPECT_CLEAN();
 	EXPECT(maps_frames(c, orig));
 	EXPECT(maps_other_frames(p, orig));
 	EXPECT(all_exclusive(p));
@@ -800,23 +763,16 @@ static void body_longterm_pin_shared(void)
 	EXPECT(writable ? pin_reads(pin, DEVICE, 0) : pin_reads(pin, OLD, 1));
 	EXPECT(writable ? proc_reads(p, DEVICE, 0) : proc_reads(p, OLD, 1));
 
-	EXPECT(proc_writes(p, LATER));
-	EXPECT_CLEAN();
-	EXPECT(maps_frames(p, pinned));
-	EXPECT(pin_reads(pin, LATER, 1));
+	writes_reach_pin(p, pinned, pin);
 	EXPECT(proc_reads(c, CHILD, 1));
 out:
-	if (pin)
-		pb_pages_release(pin, writable);
-	EXPECT_CLEAN();
-	t_exit(c);
-	t_exit(p);
-	t_finish();
+	end_case(pin, writable, c, p);
 }
 
-static const char *const zero_kind_name[NR_KINDS] = {
-	"4K (zero page)", "64K (zero page)", "PTE-mapped 2M (huge zero page split)",
-	"PMD-mapped 2M (huge zero page)",
+static const char *const zero_kind_name[T_NR_KINDS] = {
+	[T_4K] = "4K (zero page)", [T_64K] = "64K (zero page)",
+	[T_PTE_2M] = "PTE-mapped 2M (huge zero page split)",
+	[T_PMD] = "PMD-mapped 2M (huge zero page)",
 };
 
 /* Is page i mapped to the (huge) zero page? */
@@ -824,14 +780,15 @@ static bool maps_zero(struct pb_proc *p, unsigned long i)
 {
 	unsigned long pfn = t_pfn(p, page_addr(i));
 
-	if (cur.kind == K_PMD)
+	if (cur.kind == T_PMD)
 		return pfn == machine.huge_zero_pfn + i;
 	return pfn == machine.zero_pfn;
 }
 
 /*
- * Pins of the zero page (spec-gup-fork.md 9.5): a short-term read-only
- * pin takes it as it is, with no reference and nothing remapped; a
+ * Pins of the zero page: a short-term read-only pin takes it as it is,
+ * with no reference ("mm: Don't pin ZERO_PAGE in pin_user_pages()") and
+ * nothing remapped; a
  * long-term read-only pin in this private writable mapping unshares each
  * page into a real, exclusive anon page, which the process's later
  * writes then reach.  Read faults map the zero page in 4K PTEs even
@@ -854,25 +811,24 @@ static void body_zero_page_pins(void)
 
 	if (!begin())
 		goto out;
-	set_policy(cur.kind);
-	if (!(p = t_proc_map(ADDR_A, kind_len(cur.kind), RW)))
+	t_kind_policy(cur.kind);
+	if (!(p = t_proc_map(ADDR_A, len(), RW)))
 		goto out;
 	for (i = 0; i < npages(); i++)
 		ok &= pb_load(p, (int)(i % NR_CPUS), page_addr(i), &v) == 0 && !v;
-	if (cur.kind == K_PTE_2M)
+	if (cur.kind == T_PTE_2M)
 		EXPECT_EQ(pb_split_pmd(p, ADDR_A, PMD_SIZE), 0);
 	for (i = 0; i < npages(); i++)
 		ok &= maps_zero(p, i);
 	EXPECT(ok);
-	EXPECT_EQ(t_pmd_mapped(p, ADDR_A), cur.kind == K_PMD);
+	EXPECT_EQ(t_pmd_mapped(p, ADDR_A), cur.kind == T_PMD);
 	EXPECT_CLEAN();
-	zero = pfn_folio(cur.kind == K_PMD ? machine.huge_zero_pfn : machine.zero_pfn);
+	zero = pfn_folio(cur.kind == T_PMD ? machine.huge_zero_pfn : machine.zero_pfn);
 	ref = folio_ref_count(zero);
 
 	/* short-term R/O: the zero page itself, no reference, no unshare */
-	if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, npages(), PIN_RO, &pin), 0))
+	if (!pin_all(p, PIN_RO, &pin))
 		goto out;
-	EXPECT_CLEAN();
 	EXPECT_EQ(folio_ref_count(zero), ref);
 	EXPECT(pin_reads(pin, 0, 0));
 	for (i = 0; i < npages(); i++)
@@ -884,9 +840,8 @@ static void body_zero_page_pins(void)
 	EXPECT_EQ(folio_ref_count(zero), ref);
 
 	/* long-term R/O: unshared into exclusive anon pages */
-	if (!EXPECT_EQ(pb_gup_fast(p, ADDR_A, npages(), PIN_RO_LT, &pin), 0))
+	if (!pin_all(p, PIN_RO_LT, &pin))
 		goto out;
-	EXPECT_CLEAN();
 	for (i = 0; i < npages(); i++)
 		ok &= !maps_zero(p, i);
 	EXPECT(ok);
@@ -894,17 +849,9 @@ static void body_zero_page_pins(void)
 	EXPECT_EQ(folio_ref_count(zero), ref);
 	EXPECT(pin_reads(pin, 0, 0));
 	pfns_of(p, pinned);
-
-	EXPECT(proc_writes(p, LATER));
-	EXPECT_CLEAN();
-	EXPECT(maps_frames(p, pinned));
-	EXPECT(pin_reads(pin, LATER, 1));
+	writes_reach_pin(p, pinned, pin);
 out:
-	if (pin)
-		pb_pages_release(pin, false);
-	EXPECT_CLEAN();
-	t_exit(p);
-	t_finish();
+	end_case(pin, false, NULL, p);
 }
 
 /* ---- the plan ------------------------------------------------------- */
@@ -912,18 +859,18 @@ out:
 /* Run @body for every kind and variant, named "security: WHAT, KIND, VARIANT". */
 static void for_each_kind_variant(void (*body)(void), unsigned int arg,
 				  const char *what,
-				  const char *const names[NR_KINDS])
+				  const char *const names[T_NR_KINDS])
 {
-	enum kind k;
-	enum variant v;
+	enum t_kind k;
+	size_t v;
 
-	for (k = 0; k < NR_KINDS; k++) {
+	for (k = 0; k < T_NR_KINDS; k++) {
 		for (v = 0; v < NR_VARIANTS; v++) {
 			cur.kind = k;
-			cur.variant = v;
+			cur.variant = &variants[v];
 			cur.arg = arg;
 			t_isolated(body, "security: %s, %s, %s", what, names[k],
-				   variant_name[v]);
+				   variants[v].name);
 		}
 	}
 }

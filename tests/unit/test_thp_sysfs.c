@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,37 +38,12 @@
 #endif
 
 #include "backend/thp_sysfs.h"
-#include "tests/tap.h"
+#include "tests/unit/fixture.h"
 
-static char fake[64];
+/* The fake /sys/kernel/mm/transparent_hugepage most cases run on. */
+static struct t_tmpdir fake;
 
 /* ---- files ------------------------------------------------------------ */
-
-static void put(const char *dir, const char *rel, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);	/* the test itself cannot run */
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
-static void mkdirs(const char *dir, const char *rel)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		perror(path);
-		exit(1);
-	}
-}
 
 /* A file's text, newline dropped; "?" when unreadable. */
 static const char *get(const char *dir, const char *rel)
@@ -108,8 +84,26 @@ static const char *word(const char *dir, const char *rel)
 
 static const char choice4[] = "always inherit madvise [never]\n";
 
-static void make_fake_tree(void)
+/*
+ * The fake tree: the files of a kernel with 8K, 16K, 64K and 2M anon
+ * THP sizes (no 32K: a size the scenario language has and this "kernel"
+ * lacks), as they are after boot.  False if a file could not be made.
+ */
+static bool make_fake_tree(void)
 {
+	static const char *const files[][2] = {
+		{ "enabled", "always [madvise] never\n" },
+		{ "defrag", "always defer defer+madvise [madvise] never\n" },
+		{ "use_zero_page", "1\n" },
+		{ "hpage_pmd_size", "2097152\n" },
+		{ "anon_beside_full", "0\n" },
+		{ "khugepaged/pages_to_scan", "4096\n" },
+		{ "khugepaged/scan_sleep_millisecs", "10000\n" },
+		{ "khugepaged/alloc_sleep_millisecs", "60000\n" },
+		{ "khugepaged/defrag", "1\n" },
+		{ "khugepaged/max_ptes_none", "511\n" },
+		{ "khugepaged/pages_collapsed", "0\n" },
+	};
 	static const char *const sizes[] = { "8", "16", "64", "2048" };
 	static const char *const stats[] = {
 		"anon_fault_alloc", "anon_fault_fallback",
@@ -117,49 +111,28 @@ static void make_fake_tree(void)
 	};
 	char rel[128];
 	size_t i, s;
+	bool ok;
 
-	strcpy(fake, "/tmp/thp-sysfs-test.XXXXXX");
-	if (!mkdtemp(fake)) {
-		perror("mkdtemp");
-		exit(1);
-	}
-	chmod(fake, 0755);
-	put(fake, "enabled", "always [madvise] never\n");
-	put(fake, "defrag", "always defer defer+madvise [madvise] never\n");
-	put(fake, "use_zero_page", "1\n");
-	put(fake, "hpage_pmd_size", "2097152\n");
-	put(fake, "anon_beside_full", "0\n");
-	mkdirs(fake, "khugepaged");
-	put(fake, "khugepaged/pages_to_scan", "4096\n");
-	put(fake, "khugepaged/scan_sleep_millisecs", "10000\n");
-	put(fake, "khugepaged/alloc_sleep_millisecs", "60000\n");
-	put(fake, "khugepaged/defrag", "1\n");
-	put(fake, "khugepaged/max_ptes_none", "511\n");
-	put(fake, "khugepaged/pages_collapsed", "0\n");
-	/* No 32kB: a size the scenario language has and this "kernel" lacks. */
+	if (!t_tmpdir_make(&fake, "thp-sysfs-test"))
+		return false;
+	ok = t_tmpdir_mkdir(&fake, "khugepaged");
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		ok &= t_tmpdir_put(&fake, files[i][0], files[i][1]);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		snprintf(rel, sizeof(rel), "hugepages-%skB", sizes[i]);
-		mkdirs(fake, rel);
+		ok &= t_tmpdir_mkdir(&fake, rel);
 		snprintf(rel, sizeof(rel), "hugepages-%skB/enabled", sizes[i]);
-		put(fake, rel, strcmp(sizes[i], "2048") ? choice4 :
-			       "always [inherit] madvise never\n");
+		ok &= t_tmpdir_put(&fake, rel, strcmp(sizes[i], "2048") ? choice4 :
+				   "always [inherit] madvise never\n");
 		snprintf(rel, sizeof(rel), "hugepages-%skB/stats", sizes[i]);
-		mkdirs(fake, rel);
+		ok &= t_tmpdir_mkdir(&fake, rel);
 		for (s = 0; s < 3; s++) {
 			snprintf(rel, sizeof(rel), "hugepages-%skB/stats/%s",
 				 sizes[i], stats[s]);
-			put(fake, rel, "0\n");
+			ok &= t_tmpdir_put(&fake, rel, "0\n");
 		}
 	}
-}
-
-static void remove_fake_tree(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake);
-	if (system(cmd))
-		tap_diag("could not remove %s", fake);
+	return ok;
 }
 
 /* Every knob apply may write, and a few it must not. */
@@ -196,16 +169,38 @@ static const char *state_diff(const struct state *a, const struct state *b)
 
 	for (i = 0; i < NR_KNOB_NAMES; i++)
 		if (strcmp(a->word[i], b->word[i])) {
-			snprintf(buf, sizeof(buf), "%s: %s, was %s",
+			snprintf(buf, sizeof(buf), "%s: %.255s, was %.255s",
 				 knob_names[i], b->word[i], a->word[i]);
 			return buf;
 		}
 	return "";
 }
 
+/* Pass if every knob under @dir reads as in @before again. */
+static bool __attribute__((format(printf, 3, 4)))
+state_is_back(const char *dir, const struct state *before, const char *fmt, ...)
+{
+	struct state after;
+	char name[256];
+	va_list ap;
+
+	read_state(dir, &after);
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	return tap_is_str(state_diff(before, &after), "", "%s", name);
+}
+
 /* ---- applying in a child ---------------------------------------------- */
 
 enum ending { END_SIGNAL, END_EXIT, END_RESTORE };
+
+/* How a child that applied settings ends, and the name tests give it. */
+struct ending_case {
+	enum ending how;
+	int sig;
+	const char *name;
+};
 
 /*
  * Fork a child that applies @mthp, tells us, waits for our word and then
@@ -297,11 +292,11 @@ static void set_policy(enum scn_policy mthp[], unsigned long size,
 static void test_fake_apply(void)
 {
 	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
-	struct state before, after;
+	struct state before;
 	char why[256];
 	int ret;
 
-	read_state(fake, &before);
+	read_state(fake.path, &before);
 	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
 	set_policy(mthp, 16UL << 10, SCN_POL_INHERIT);
 	set_policy(mthp, 2UL << 20, SCN_POL_ALWAYS);
@@ -309,37 +304,33 @@ static void test_fake_apply(void)
 	if (!tap_ok(ret == 0, "fake: apply 16K inherit, 64K always, 2M always"
 		    " (got %d: %s)", ret, why))
 		return;
-	tap_ok(!strcmp(word(fake, "enabled"), "always") &&
-	       !strcmp(word(fake, "hugepages-2048kB/enabled"), "inherit") &&
-	       !strcmp(word(fake, "hugepages-64kB/enabled"), "always") &&
-	       !strcmp(word(fake, "hugepages-16kB/enabled"), "inherit") &&
-	       !strcmp(word(fake, "hugepages-8kB/enabled"), "never"),
+	tap_ok(!strcmp(word(fake.path, "enabled"), "always") &&
+	       !strcmp(word(fake.path, "hugepages-2048kB/enabled"), "inherit") &&
+	       !strcmp(word(fake.path, "hugepages-64kB/enabled"), "always") &&
+	       !strcmp(word(fake.path, "hugepages-16kB/enabled"), "inherit") &&
+	       !strcmp(word(fake.path, "hugepages-8kB/enabled"), "never"),
 	       "fake: global is the 2M line, 2048kB inherit, sizes their"
 	       " policy, the unnamed 8kB never");
-	tap_ok(!strcmp(word(fake, "khugepaged/pages_to_scan"), "1") &&
-	       !strcmp(word(fake, "khugepaged/max_ptes_none"), "0") &&
-	       !strcmp(word(fake, "khugepaged/scan_sleep_millisecs"),
+	tap_ok(!strcmp(word(fake.path, "khugepaged/pages_to_scan"), "1") &&
+	       !strcmp(word(fake.path, "khugepaged/max_ptes_none"), "0") &&
+	       !strcmp(word(fake.path, "khugepaged/scan_sleep_millisecs"),
 		       "86400000") &&
-	       !strcmp(word(fake, "khugepaged/alloc_sleep_millisecs"),
+	       !strcmp(word(fake.path, "khugepaged/alloc_sleep_millisecs"),
 		       "86400000"),
 	       "fake: khugepaged asleep, scanning one page a pass, no holes");
-	tap_ok(!strcmp(get(fake, "anon_beside_full"), "0") &&
-	       !strcmp(get(fake, "khugepaged/defrag"), "1") &&
-	       !strcmp(get(fake, "defrag"),
+	tap_ok(!strcmp(get(fake.path, "anon_beside_full"), "0") &&
+	       !strcmp(get(fake.path, "khugepaged/defrag"), "1") &&
+	       !strcmp(get(fake.path, "defrag"),
 		       "always defer defer+madvise [madvise] never") &&
-	       !strcmp(get(fake, "hugepages-8kB/enabled"),
+	       !strcmp(get(fake.path, "hugepages-8kB/enabled"),
 		       "always inherit madvise [never]"),
 	       "fake: unknown knobs and knobs already right are not written");
 	ret = thp_settings_apply(mthp, why, sizeof(why));
 	tap_ok(ret == -EBUSY, "fake: a second apply is refused (got %d)", ret);
 	thp_settings_restore();
-	read_state(fake, &after);
-	tap_is_str(state_diff(&before, &after), "",
-		   "fake: restore puts every value back");
+	state_is_back(fake.path, &before, "fake: restore puts every value back");
 	thp_settings_restore();
-	read_state(fake, &after);
-	tap_is_str(state_diff(&before, &after), "",
-		   "fake: a second restore changes nothing");
+	state_is_back(fake.path, &before, "fake: a second restore changes nothing");
 	ret = thp_settings_apply(mthp, why, sizeof(why));
 	tap_ok(ret == 0, "fake: apply works again after restore (got %d)",
 	       ret);
@@ -349,11 +340,11 @@ static void test_fake_apply(void)
 static void test_fake_unsupported(void)
 {
 	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
-	struct state before, after;
+	struct state before;
 	char why[256];
 	int ret;
 
-	read_state(fake, &before);
+	read_state(fake.path, &before);
 	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
 	set_policy(mthp, 32UL << 10, SCN_POL_MADVISE);
 	ret = thp_settings_apply(mthp, why, sizeof(why));
@@ -361,9 +352,8 @@ static void test_fake_unsupported(void)
 	       " -EOPNOTSUPP (got %d)", ret);
 	tap_is_str(why, "this kernel has no 32kB mTHP size",
 		   "fake: the reason names the size");
-	read_state(fake, &after);
-	tap_is_str(state_diff(&before, &after), "",
-		   "fake: nothing written when the size is missing");
+	state_is_back(fake.path, &before,
+		      "fake: nothing written when the size is missing");
 
 	/* A missing size the scenario does not use is no reason to skip. */
 	set_policy(mthp, 32UL << 10, SCN_POL_NEVER);
@@ -376,11 +366,7 @@ static void test_fake_unsupported(void)
 /* Apply in a child that then ends each way; the values must be back. */
 static void test_fake_exit_paths(void)
 {
-	static const struct {
-		enum ending how;
-		int sig;
-		const char *name;
-	} cases[] = {
+	static const struct ending_case cases[] = {
 		{ END_SIGNAL, SIGTERM, "SIGTERM" },
 		{ END_SIGNAL, SIGINT, "SIGINT" },
 		{ END_SIGNAL, SIGHUP, "SIGHUP" },
@@ -392,14 +378,14 @@ static void test_fake_exit_paths(void)
 		{ END_RESTORE, 0, "restore and _exit()" },
 	};
 	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
-	struct state before, during, after;
+	struct state before, during;
 	char why[256];
 	size_t i;
 	int status;
 
 	set_policy(mthp, 64UL << 10, SCN_POL_MADVISE);
 	set_policy(mthp, 2UL << 20, SCN_POL_NEVER);
-	read_state(fake, &before);
+	read_state(fake.path, &before);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (SANITIZER_OWNS_SEGV &&
 		    (cases[i].sig == SIGSEGV || cases[i].sig == SIGBUS)) {
@@ -407,9 +393,8 @@ static void test_fake_exit_paths(void)
 				 "fake, %s: restored on the signal", cases[i].name);
 			continue;
 		}
-		status = run_child(mthp, cases[i].how, cases[i].sig, fake,
+		status = run_child(mthp, cases[i].how, cases[i].sig, fake.path,
 				   &during, why, sizeof(why));
-		read_state(fake, &after);
 		tap_ok(status != -1 && !strcmp(during.word[13], "madvise") &&
 		       !strcmp(during.word[0], "never"),
 		       "fake, %s: the child's settings were in place",
@@ -423,9 +408,38 @@ static void test_fake_exit_paths(void)
 			       !WEXITSTATUS(status),
 			       "fake, %s: the child exits 0 (status %#x)",
 			       cases[i].name, status);
-		tap_is_str(state_diff(&before, &after), "",
-			   "fake, %s: every value is back", cases[i].name);
+		state_is_back(fake.path, &before, "fake, %s: every value is back",
+			      cases[i].name);
 	}
+}
+
+/*
+ * In a child (t_child): apply @mthp, let one grandchild die of SIGSEGV
+ * and another exit, and answer 'y' if the settings are still applied.
+ * Then exit(), whose atexit hook restores.
+ */
+static void apply_outliving_children(void *mthp, int fd)
+{
+	char why[256], answer;
+	int st1, st2;
+	pid_t g;
+
+	if (thp_settings_apply(mthp, why, sizeof(why)))
+		_exit(2);
+	g = fork();
+	if (!g) {
+		raise(SIGSEGV);
+		_exit(1);
+	}
+	waitpid(g, &st1, 0);
+	g = fork();
+	if (!g)
+		exit(0);
+	waitpid(g, &st2, 0);
+	answer = !strcmp(word(fake.path, "hugepages-64kB/enabled"), "always") &&
+		 died_of(st1, SIGSEGV) ? 'y' : 'n';
+	t_write_all(fd, &answer, 1);
+	exit(0);
 }
 
 /*
@@ -436,11 +450,9 @@ static void test_fake_exit_paths(void)
 static void test_fake_grandchild(void)
 {
 	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
-	struct state before, after;
-	int fds[2], status = -1;
-	char result[2] = "?";
-	ssize_t n;
-	pid_t pid;
+	struct state before;
+	char *answer;
+	size_t len;
 
 	if (SANITIZER_OWNS_SEGV) {
 		tap_skip("AddressSanitizer owns SIGSEGV", "fake: a child that"
@@ -449,99 +461,58 @@ static void test_fake_grandchild(void)
 		return;
 	}
 	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
-	read_state(fake, &before);
-	if (pipe(fds))
-		return;
-	fflush(stdout);
-	pid = fork();
-	if (!pid) {
-		char why[256];
-		int st1, st2;
-		pid_t g;
-
-		close(fds[0]);
-		if (thp_settings_apply(mthp, why, sizeof(why)))
-			_exit(2);
-		g = fork();
-		if (!g) {
-			raise(SIGSEGV);
-			_exit(1);
-		}
-		waitpid(g, &st1, 0);
-		g = fork();
-		if (!g)
-			exit(0);
-		waitpid(g, &st2, 0);
-		/* Still applied after both grandchildren ended? */
-		result[0] = !strcmp(word(fake, "hugepages-64kB/enabled"),
-				    "always") && died_of(st1, SIGSEGV) ? 'y' : 'n';
-		n = write(fds[1], result, 1);
-		(void)n;
-		exit(0);
-	}
-	close(fds[1]);
-	n = read(fds[0], result, 1);
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	read_state(fake, &after);
-	tap_ok(n == 1 && result[0] == 'y', "fake: a child that dies of SIGSEGV"
+	read_state(fake.path, &before);
+	t_child(apply_outliving_children, mthp, &answer, &len);
+	tap_ok(len == 1 && answer[0] == 'y', "fake: a child that dies of SIGSEGV"
 	       " or exits leaves its parent's settings applied");
-	tap_is_str(state_diff(&before, &after), "",
-		   "fake: the applying process restores at its exit");
+	state_is_back(fake.path, &before,
+		      "fake: the applying process restores at its exit");
+	free(answer);
+}
+
+/*
+ * In a child (t_child): apply @mthp where the 64kB knob cannot be written
+ * - root writes anything, so as nobody; else the file is made read-only.
+ * Send the reason and exit 0 if it was -EACCES.
+ */
+static void apply_unwritable(void *mthp, int fd)
+{
+	char why[256] = "", path[512];
+	int ret;
+
+	if (geteuid() == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+	} else {
+		chmod(t_tmpdir_path(&fake, "hugepages-64kB/enabled", path,
+				    sizeof(path)), 0444);
+	}
+	ret = thp_settings_apply(mthp, why, sizeof(why));
+	t_write_all(fd, why, strlen(why) + 1);
+	_exit(ret == -EACCES ? 0 : 1);
 }
 
 static void test_fake_not_writable(void)
 {
 	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
-	struct state before, after;
-	char why[256] = "";
-	int status = -1, fds[2];
-	ssize_t n;
-	pid_t pid;
+	struct state before;
+	char *why, path[512];
+	int status;
+	size_t len;
 
 	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
-	read_state(fake, &before);
-	if (pipe(fds))
-		return;
-	fflush(stdout);
-	pid = fork();
-	if (!pid) {
-		int ret;
-
-		close(fds[0]);
-		/* Root writes anything: drop to nobody; else a 0444 file. */
-		if (geteuid() == 0) {
-			if (setgid(65534) || setuid(65534))
-				_exit(3);
-		} else {
-			char path[512];
-
-			snprintf(path, sizeof(path),
-				 "%s/hugepages-64kB/enabled", fake);
-			chmod(path, 0444);
-		}
-		ret = thp_settings_apply(mthp, why, sizeof(why));
-		n = write(fds[1], why, strlen(why) + 1);
-		(void)n;
-		_exit(ret == -EACCES ? 0 : 1);
-	}
-	close(fds[1]);
-	n = read(fds[0], why, sizeof(why) - 1);
-	why[n > 0 ? n : 0] = '\0';
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	if (geteuid()) {
-		char path[512];
-
-		snprintf(path, sizeof(path), "%s/hugepages-64kB/enabled", fake);
-		chmod(path, 0644);
-	}
-	read_state(fake, &after);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	       strstr(why, "not root: cannot write "),
-	       "fake: an unwritable knob is -EACCES, and says why (%s)", why);
-	tap_is_str(state_diff(&before, &after), "",
-		   "fake: what was written before the refusal is back");
+	read_state(fake.path, &before);
+	status = t_child(apply_unwritable, mthp, &why, &len);
+	if (geteuid())
+		chmod(t_tmpdir_path(&fake, "hugepages-64kB/enabled", path,
+				    sizeof(path)), 0644);
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	       why && strstr(why, "not root: cannot write "),
+	       "fake: an unwritable knob is -EACCES, and says why (%s)",
+	       why ? why : "");
+	state_is_back(fake.path, &before,
+		      "fake: what was written before the refusal is back");
+	free(why);
 }
 
 static void test_fallback_check(void)
@@ -558,16 +529,16 @@ static void test_fallback_check(void)
 	after = before;
 	tap_ok(thp_fallback_check(&before, &after, why, sizeof(why)) == 0 &&
 	       !*why, "fallback: no change, no reason");
-	put(fake, "hugepages-64kB/stats/anon_fault_alloc", "64\n");
-	put(fake, "hugepages-64kB/stats/anon_fault_fallback", "2\n");
+	t_tmpdir_put(&fake, "hugepages-64kB/stats/anon_fault_alloc", "64\n");
+	t_tmpdir_put(&fake, "hugepages-64kB/stats/anon_fault_fallback", "2\n");
 	thp_fallback_snapshot(&after);
 	ret = thp_fallback_check(&before, &after, why, sizeof(why));
 	tap_ok(ret == 1, "fallback: two 64K fallbacks are found");
 	tap_is_str(why, "2 of the 66 64kB faults fell back to smaller folios",
 		   "fallback: the reason counts them");
-	put(fake, "hugepages-2048kB/stats/anon_fault_fallback", "1\n");
-	put(fake, "hugepages-2048kB/stats/anon_fault_fallback_charge", "1\n");
-	put(fake, "khugepaged/pages_collapsed", "512\n");
+	t_tmpdir_put(&fake, "hugepages-2048kB/stats/anon_fault_fallback", "1\n");
+	t_tmpdir_put(&fake, "hugepages-2048kB/stats/anon_fault_fallback_charge", "1\n");
+	t_tmpdir_put(&fake, "khugepaged/pages_collapsed", "512\n");
 	thp_fallback_snapshot(&after);
 	thp_fallback_check(&before, &after, why, sizeof(why));
 	tap_is_str(why, "2 of the 66 64kB faults fell back to smaller folios;"
@@ -581,17 +552,13 @@ static void test_fallback_check(void)
 
 static void test_real_exit_paths(void)
 {
-	static const struct {
-		enum ending how;
-		int sig;
-		const char *name;
-	} cases[] = {
+	static const struct ending_case cases[] = {
 		{ END_SIGNAL, SIGTERM, "SIGTERM" },
 		{ END_SIGNAL, SIGINT, "SIGINT" },
 		{ END_EXIT, 0, "exit()" },
 	};
 	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
-	struct state before, during, after;
+	struct state before, during;
 	struct thp_fallback fb;
 	char why[256];
 	size_t i;
@@ -610,7 +577,6 @@ static void test_real_exit_paths(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		status = run_child(mthp, cases[i].how, cases[i].sig,
 				   THP_SYSFS_DIR, &during, why, sizeof(why));
-		read_state(THP_SYSFS_DIR, &after);
 		if (status == -1) {
 			tap_skip(why, "real sysfs, %s", cases[i].name);
 			continue;
@@ -620,12 +586,12 @@ static void test_real_exit_paths(void)
 		       !strcmp(during.word[7], "86400000"),
 		       "real sysfs, %s: the child's settings were in place",
 		       cases[i].name);
-		tap_is_str(state_diff(&before, &after), "",
-			   "real sysfs, %s: every value is back", cases[i].name);
+		state_is_back(THP_SYSFS_DIR, &before,
+			      "real sysfs, %s: every value is back", cases[i].name);
 	}
 	tap_ok(thp_fallback_snapshot(&fb) == 0 && fb.have_collapsed,
 	       "real sysfs: the fallback counters can be read");
-	thp_sysfs_set_dir(fake);
+	thp_sysfs_set_dir(fake.path);
 }
 
 int main(void)
@@ -635,10 +601,9 @@ int main(void)
 	struct rlimit no_core = { 0, 0 };
 
 	setrlimit(RLIMIT_CORE, &no_core);
-	make_fake_tree();
-	if (thp_sysfs_set_dir(fake)) {
-		remove_fake_tree();
-		return 1;
+	if (!make_fake_tree() || thp_sysfs_set_dir(fake.path)) {
+		t_tmpdir_remove(&fake);
+		return 1;	/* nothing can run without the tree */
 	}
 	test_fake_apply();
 	test_fake_unsupported();
@@ -647,6 +612,6 @@ int main(void)
 	test_fake_not_writable();
 	test_fallback_check();
 	test_real_exit_paths();
-	remove_fake_tree();
+	t_tmpdir_remove(&fake);
 	return tap_done();
 }

@@ -7,20 +7,43 @@
 #include "mm/tlb.h"
 #include "tests/unit/pbtest.h"
 
-#define RW (PB_PROT_READ | PB_PROT_WRITE)
+/*
+ * A machine and a process with one page at ADDR_A that it stored @v to
+ * through @cpu, which caches the translation writable (and dirty).
+ */
+static struct pb_proc *page_cached_writable(int cpu, uint8_t v)
+{
+	struct pb_proc *p;
+
+	t_begin(SZ_64M);
+	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
+	EXPECT_EQ(pb_store(p, cpu, ADDR_A, v), 0);
+	return p;
+}
+
+/*
+ * A page P wrote (0x20) and shares with its child C, read-only in both:
+ *
+ *   P  ADDR_A [0x20]
+ *   C  ADDR_A [0x20]   the same frame
+ */
+static void shared_page(struct pb_proc **p, struct pb_proc **c)
+{
+	t_begin(SZ_64M);
+	*p = t_proc_written(ADDR_A, PAGE_SIZE, 0x20);
+	*c = t_fork(*p);
+}
 
 /* After mprotect(PROT_READ) a store faults, on the CPU that cached it too. */
 static void test_mprotect_ro_flushes(void)
 {
-	struct pb_proc *p;
-	uint64_t flushes = t_stat(PB_STAT_tlb_flush);
+	struct pb_proc *p = page_cached_writable(0, 1);
+	struct t_snap s;
 
-	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
 	EXPECT_EQ(pb_store(p, 1, ADDR_A, 2), 0);	/* cpu 1 caches it writable */
+	t_snap(&s);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
-	EXPECT(t_stat(PB_STAT_tlb_flush) > flushes);
+	EXPECT(t_since(&s, PB_STAT_tlb_flush) > 0);
 	EXPECT_CLEAN();
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 3), -EFAULT);
 	EXPECT_EQ(pb_store(p, 1, ADDR_A, 3), -EFAULT);
@@ -36,12 +59,9 @@ static void test_mprotect_ro_flushes(void)
  */
 static void test_missing_flush_is_caught(void)
 {
-	struct pb_proc *p;
+	struct pb_proc *p = page_cached_writable(1, 1);
 	uint8_t v = 0;
 
-	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT_EQ(pb_store(p, 1, ADDR_A, 1), 0);
 	tlb_debug_skip_flushes(1);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGE_SIZE, PB_PROT_READ), 0);
 	tlb_debug_skip_flushes(0);
@@ -61,8 +81,7 @@ static void test_munmap_flushes(void)
 	uint8_t v;
 
 	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, 2 * PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 2, 9));
+	p = t_proc_written(ADDR_A, 2 * PAGE_SIZE, 9);
 	EXPECT_EQ(pb_load(p, 1, ADDR_A, &v), 0);
 	EXPECT_EQ(pb_load(p, 2, ADDR_A + PAGE_SIZE, &v), 0);
 	EXPECT_EQ(pb_munmap(p, ADDR_A, PAGE_SIZE), 0);
@@ -85,10 +104,7 @@ static void test_cow_flushes_other_cpu(void)
 	struct pb_proc *p, *c;
 	uint8_t v = 0;
 
-	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 0x20));
-	c = t_fork(p);
+	shared_page(&p, &c);
 	EXPECT_EQ(pb_load(p, 0, ADDR_A, &v), 0);	/* cpu 0 and 1 cache the */
 	EXPECT_EQ(pb_load(p, 1, ADDR_A, &v), 0);	/* shared page read-only */
 	EXPECT_EQ(pb_load(c, 2, ADDR_A, &v), 0);
@@ -112,10 +128,7 @@ static void test_missing_cow_flush_is_caught(void)
 	struct pb_proc *p, *c;
 	uint8_t v = 0;
 
-	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT(t_fill(p, ADDR_A, 1, 0x20));
-	c = t_fork(p);
+	shared_page(&p, &c);
 	EXPECT_EQ(pb_load(p, 1, ADDR_A, &v), 0);
 	tlb_debug_skip_flushes(1);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x21), 0);
@@ -131,12 +144,9 @@ static void test_missing_cow_flush_is_caught(void)
 /* fork write-protects the parent: its cached writable entries go too. */
 static void test_fork_flushes_parent(void)
 {
-	struct pb_proc *p, *c;
+	struct pb_proc *p = page_cached_writable(3, 0x30), *c;
 	uint8_t v = 0;
 
-	t_begin(SZ_64M);
-	p = t_proc_map(ADDR_A, PAGE_SIZE, RW);
-	EXPECT_EQ(pb_store(p, 3, ADDR_A, 0x30), 0);
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	EXPECT_EQ(pb_store(p, 3, ADDR_A, 0x31), 0);	/* must fault and copy */

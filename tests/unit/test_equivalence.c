@@ -26,10 +26,11 @@
  *      the batched one (pin-fork-exit-64k shows it).  Nothing else: apart
  *      from such pages, pages share a frame in one record exactly when
  *      they share one in the other.
- *   4. Only wp_reuse_max changes frames or faults: a variant whose
- *      wp_reuse_max is baseline's (it differs only in GUP-fast, mprotect,
- *      fork or zap batching) must print baseline's record exactly, stat
- *      lines aside (CMP_SAME_FRAMES).
+ *   4. Only a switch whose effect is FAULTS (include/ptebatch_switches.h:
+ *      wp_reuse_max) changes frames or faults: a variant that agrees with
+ *      baseline on those (it differs only in GUP-fast, mprotect, fork or
+ *      zap batching) must print baseline's record exactly, stat lines
+ *      aside (CMP_SAME_FRAMES, pb_variant_same_frames()).
  *
  * Each run happens in a forked host process, so a crash or hang of the
  * model fails one case instead of every later one.  The comparator itself
@@ -481,8 +482,8 @@ static bool make_variant(const char *preset, const char *set,
 static unsigned int rules_for(const struct pb_variant *v,
 			      const struct pb_variant *ref)
 {
-	return v->wp_reuse_max == ref->wp_reuse_max ? CMP_SAME_FRAMES :
-						      CMP_EQUIVALENT;
+	return pb_variant_same_frames(v, ref) ? CMP_SAME_FRAMES :
+						CMP_EQUIVALENT;
 }
 
 /* What one run printed. */

@@ -31,8 +31,6 @@ static unsigned long gup_unshared_pages(struct vm_area_struct *vma,
 					unsigned int flags, struct folio *folio,
 					struct page *page, unsigned long nr)
 {
-	unsigned long i;
-
 	if ((flags & (FOLL_WRITE | FOLL_PIN)) != FOLL_PIN)
 		return nr;
 	/* folio_test_anon(folio) is stable until the folio is freed. */
@@ -45,10 +43,7 @@ static unsigned long gup_unshared_pages(struct vm_area_struct *vma,
 	}
 	/* smp_rmb(): pairs with the sharer's barrier before clearing PAE. */
 	atomic_thread_fence(memory_order_acquire);
-	for (i = 0; i < nr; i++)
-		if (!PageAnonExclusive(page + i))
-			return i;
-	return nr;
+	return page_anon_exclusive_sub_batch(page, nr, true);
 }
 
 /* Must a read-only pin of @page unshare it first? */

@@ -140,6 +140,25 @@ static inline void ClearPageFlag(struct page *page, int bit)
 			 memory_order_relaxed) & ((1UL << PG_head) | (1UL << PG_tail)))
 #define ClearPageAnonExclusive(p)	ClearPageFlag(p, PG_anon_exclusive)
 
+/*
+ * How many of the @max_nr pages from @page have PageAnonExclusive ==
+ * @expected.  Exclusivity is per page, so every batch over a large folio
+ * that depends on it (GUP's unshare rule, mprotect's write upgrade, the
+ * write-fault reuse) is cut where it changes.  Counting starts at @page,
+ * the batch's own first page - never the folio's head: a batch that
+ * starts inside the folio and asked the head would judge the wrong pages.
+ */
+static inline unsigned long page_anon_exclusive_sub_batch(struct page *page,
+							  unsigned long max_nr,
+							  bool expected)
+{
+	unsigned long nr = 0;
+
+	while (nr < max_nr && PageAnonExclusive(page + nr) == expected)
+		nr++;
+	return nr;
+}
+
 static inline struct folio *pfn_folio(unsigned long head_pfn)
 {
 	return &machine.folio_map[head_pfn];

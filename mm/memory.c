@@ -244,7 +244,8 @@ static bool wp_reuse_pte_qualifies(struct vm_fault *vmf, struct folio *folio,
 		return false;
 	if (pte_uffd_wp(pte) || (vma_soft_dirty_enabled(vma) && !pte_soft_dirty(pte)))
 		return false;
-	return folio_exclusive || PageAnonExclusive(pfn_to_page(pfn));
+	return folio_exclusive ||
+	       page_anon_exclusive_sub_batch(pfn_to_page(pfn), 1, true);
 }
 
 /*

@@ -379,27 +379,17 @@ int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 
 	pthread_rwlock_rdlock(&mm->mmap_lock);
 	for (i = 0; i < nr; i++) {
-		unsigned long a = addr + (i << PAGE_SHIFT), pfn;
-		pmd_t *pmdp = walk_to_pmd(mm, a);
 		struct pb_page_info *info = &out[i];
+		struct addr_lookup found;
+		unsigned long pfn;
 		struct folio *folio;
-		pmd_t pmd;
 
 		memset(info, 0, sizeof(*info));
-		if (!pmdp)
+		lookup_addr(mm, addr + (i << PAGE_SHIFT), &found);
+		if (found.level != ADDR_PMD_LEAF &&
+		    (found.level != ADDR_PTE || !pte_present(found.entry)))
 			continue;
-		pmd = pmdp_get(pmdp);
-		if (pmd_none(pmd))
-			continue;
-		if (pmd_leaf(pmd)) {
-			pfn = pmd_pfn(pmd) + ((a & ~PMD_MASK) >> PAGE_SHIFT);
-		} else {
-			pte_t pte = ptep_get(pte_offset(pmd, a));
-
-			if (!pte_present(pte))
-				continue;
-			pfn = pte_pfn(pte);
-		}
+		pfn = found.pfn;
 		folio = page_folio(pfn_to_page(pfn));
 		info->present = true;
 		info->pfn = pfn;

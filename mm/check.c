@@ -429,26 +429,15 @@ static void check_tlbs(struct checker *c)
 		spin_lock(&t->lock);
 		for (i = 0; i < TLB_ENTRIES; i++) {
 			struct tlb_entry *e = &t->e[i];
-			unsigned long addr = e->vpn << PAGE_SHIFT, pfn;
-			pmd_t *pmdp;
-			pmd_t pmd;
+			unsigned long addr = e->vpn << PAGE_SHIFT;
+			struct addr_lookup found;
 			pte_t pte;
 
 			if (!e->mm)
 				continue;
-			pmdp = walk_to_pmd(e->mm, addr);
-			pmd = pmdp ? pmdp_get(pmdp) : __pmd(0);
-			if (pmd_none(pmd)) {
-				pte = __pte(0);
-				pfn = 0;
-			} else if (pmd_leaf(pmd)) {
-				pte = pmd_pte(pmd);
-				pfn = pmd_pfn(pmd) + ((addr & ~PMD_MASK) >> PAGE_SHIFT);
-			} else {
-				pte = ptep_get(pte_offset(pmd, addr));
-				pfn = pte_pfn(pte);
-			}
-			if (!pte_access_permitted(pte, false) || pfn != e->pfn)
+			lookup_addr(e->mm, addr, &found);
+			pte = found.entry;
+			if (!pte_access_permitted(pte, false) || found.pfn != e->pfn)
 				violation(c, "CPU %d TLB: stale translation of %#lx (mm %u) to pfn %#lx",
 					  cpu, addr, e->mm->mm_id, e->pfn);
 			else if (e->writable && !pte_access_permitted(pte, true))

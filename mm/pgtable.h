@@ -378,7 +378,25 @@ static inline spinlock_t *pmd_lock(struct mm_struct *mm, pmd_t *pmdp)
 	return ptl;
 }
 
+/*
+ * What lookup_addr() found at an address: the levels a walk can stop at.
+ * Not a kernel concept - the model's own bookkeeping asks it (below).
+ */
+enum addr_level {
+	ADDR_NO_PMD,		/* an upper-level table is missing */
+	ADDR_PMD_NONE,		/* the PMD entry is empty */
+	ADDR_PMD_LEAF,		/* a huge PMD maps the address */
+	ADDR_PTE,		/* a PTE table: its entry, none or not */
+};
+struct addr_lookup {
+	enum addr_level level;
+	pte_t entry;		/* the PTE, or the PMD leaf as a PTE; else 0 */
+	unsigned long pfn;	/* the page at the address (of a leaf: + offset) */
+};
+
 /* pgtable.c */
+void lookup_addr(struct mm_struct *mm, unsigned long addr,
+		 struct addr_lookup *found);
 pmd_t *walk_to_pmd(struct mm_struct *mm, unsigned long addr);
 pmd_t *pmd_alloc_walk(struct mm_struct *mm, unsigned long addr);
 int __pte_alloc(struct mm_struct *mm, pmd_t *pmdp);

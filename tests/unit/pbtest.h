@@ -290,22 +290,12 @@ static inline struct folio *t_folio(unsigned long pfn)
  */
 static inline pte_t t_entry(struct pb_proc *p, unsigned long addr, bool *huge)
 {
-	pmd_t *pmdp = walk_to_pmd(mm_of(p), addr);
-	pmd_t pmd;
+	struct addr_lookup found;
 
+	lookup_addr(mm_of(p), addr, &found);
 	if (huge)
-		*huge = false;
-	if (!pmdp)
-		return __pte(0);
-	pmd = pmdp_get(pmdp);
-	if (pmd_none(pmd))
-		return __pte(0);
-	if (pmd_leaf(pmd)) {
-		if (huge)
-			*huge = true;
-		return pmd_pte(pmd);
-	}
-	return ptep_get(pte_offset(pmd, addr));
+		*huge = found.level == ADDR_PMD_LEAF;
+	return found.entry;
 }
 
 static inline bool t_writable(struct pb_proc *p, unsigned long addr)

@@ -386,6 +386,10 @@ void clear_folio(struct folio *folio);
 void copy_highpage(struct page *to, struct page *from);
 
 /* rmap.c */
+int anon_vma_prepare(struct vm_area_struct *vma);
+struct anon_vma *anon_vma_get(struct anon_vma *av);
+void anon_vma_put(struct anon_vma *av);
+struct anon_vma *anon_vma_fork(struct vm_area_struct *vma);
 void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma,
 			     bool pmd_level);
 void folio_add_anon_rmap_ptes(struct folio *folio, struct page *page, int nr,
@@ -412,9 +416,6 @@ int vma_insert(struct mm_struct *mm, struct vm_area_struct *vma);
 void vma_remove(struct mm_struct *mm, struct vm_area_struct *vma);
 struct vm_area_struct *vm_area_alloc(struct mm_struct *mm);
 void vm_area_free(struct vm_area_struct *vma);
-int anon_vma_prepare(struct vm_area_struct *vma);
-void anon_vma_put(struct anon_vma *av);
-struct anon_vma *anon_vma_get(struct anon_vma *av);
 struct vm_area_struct *vma_modify_flags(struct mm_struct *mm,
 					struct vm_area_struct *vma,
 					unsigned long start, unsigned long end,

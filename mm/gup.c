@@ -8,7 +8,6 @@
  * GUP_PIN_COUNTING_BIAS refs per page on small ones; the zero page is
  * never pinned.
  */
-#include <stdlib.h>
 #include <urcu.h>
 
 #include "mm/pte_batch.h"
@@ -606,55 +605,4 @@ void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
 void put_user_pages_refs(struct page **pages, unsigned long npages)
 {
 	release_pages_runs(pages, npages, FOLL_GET, false);
-}
-
-/* Outstanding GUP results, so the checker can account for their refs. */
-static pthread_mutex_t gup_track_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gup_pages **tracked;
-static unsigned long nr_tracked, cap_tracked;
-
-void gup_track(struct gup_pages *gp)
-{
-	pthread_mutex_lock(&gup_track_lock);
-	if (nr_tracked == cap_tracked) {
-		unsigned long cap = cap_tracked ? 2 * cap_tracked : 16;
-		struct gup_pages **n = realloc(tracked, cap * sizeof(*n));
-
-		if (!n)
-			abort();	/* host out of memory */
-		tracked = n;
-		cap_tracked = cap;
-	}
-	tracked[nr_tracked++] = gp;
-	pthread_mutex_unlock(&gup_track_lock);
-}
-
-void gup_untrack(struct gup_pages *gp)
-{
-	unsigned long i;
-
-	pthread_mutex_lock(&gup_track_lock);
-	for (i = 0; i < nr_tracked; i++) {
-		if (tracked[i] == gp) {
-			tracked[i] = tracked[--nr_tracked];
-			break;
-		}
-	}
-	if (!nr_tracked) {
-		free(tracked);
-		tracked = NULL;
-		cap_tracked = 0;
-	}
-	pthread_mutex_unlock(&gup_track_lock);
-}
-
-void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
-			  void *arg)
-{
-	unsigned long i;
-
-	pthread_mutex_lock(&gup_track_lock);
-	for (i = 0; i < nr_tracked; i++)
-		fn(tracked[i], arg);
-	pthread_mutex_unlock(&gup_track_lock);
 }

@@ -485,11 +485,6 @@ void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
 void put_user_pages_refs(struct page **pages, unsigned long npages);
 bool gup_must_unshare(struct vm_area_struct *vma, unsigned int flags,
 		      struct page *page);
-/* Outstanding GUP references, for the checker. */
-void gup_track(struct gup_pages *gp);
-void gup_untrack(struct gup_pages *gp);
-void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
-			  void *arg);
 
 /* fork.c */
 int dup_mm(struct mm_struct *oldmm, struct mm_struct **newmm);
@@ -508,10 +503,14 @@ int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 		uint8_t *val);
 
-/* check.c helpers */
+/* registry.c: every live mm and GUP result, for the checker and explore */
 void mm_registry_add(struct mm_struct *mm);
 void mm_registry_del(struct mm_struct *mm);
 void mm_registry_for_each(void (*fn)(struct mm_struct *mm, void *arg),
+			  void *arg);
+void gup_track(struct gup_pages *gp);
+void gup_untrack(struct gup_pages *gp);
+void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
 			  void *arg);
 
 #endif /* MM_INTERNAL_H */

@@ -13,58 +13,6 @@
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
 
-static pthread_mutex_t mm_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mm_struct **mm_registry;
-static int nr_mm_registry, cap_mm_registry;
-
-void mm_registry_add(struct mm_struct *mm)
-{
-	pthread_mutex_lock(&mm_registry_lock);
-	if (nr_mm_registry == cap_mm_registry) {
-		int cap = cap_mm_registry ? 2 * cap_mm_registry : 16;
-		struct mm_struct **n = realloc(mm_registry, cap * sizeof(*n));
-
-		if (!n)
-			abort();	/* host out of memory: not a model state */
-		mm_registry = n;
-		cap_mm_registry = cap;
-	}
-	mm_registry[nr_mm_registry++] = mm;
-	pthread_mutex_unlock(&mm_registry_lock);
-}
-
-void mm_registry_del(struct mm_struct *mm)
-{
-	int i;
-
-	pthread_mutex_lock(&mm_registry_lock);
-	for (i = 0; i < nr_mm_registry; i++) {
-		if (mm_registry[i] == mm) {
-			memmove(&mm_registry[i], &mm_registry[i + 1],
-				(nr_mm_registry - i - 1) * sizeof(*mm_registry));
-			nr_mm_registry--;
-			break;
-		}
-	}
-	if (!nr_mm_registry) {
-		free(mm_registry);
-		mm_registry = NULL;
-		cap_mm_registry = 0;
-	}
-	pthread_mutex_unlock(&mm_registry_lock);
-}
-
-void mm_registry_for_each(void (*fn)(struct mm_struct *mm, void *arg),
-			  void *arg)
-{
-	int i;
-
-	pthread_mutex_lock(&mm_registry_lock);
-	for (i = 0; i < nr_mm_registry; i++)
-		fn(mm_registry[i], arg);
-	pthread_mutex_unlock(&mm_registry_lock);
-}
-
 struct mm_struct *mm_alloc(void)
 {
 	struct mm_struct *mm = calloc(1, sizeof(*mm));

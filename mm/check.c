@@ -312,8 +312,8 @@ static void check_pin_stats(struct checker *c)
 	long acquired, released;
 
 	node_stat_flush();
-	acquired = atomic_load(&machine.node_stat[NR_FOLL_PIN_ACQUIRED]);
-	released = atomic_load(&machine.node_stat[NR_FOLL_PIN_RELEASED]);
+	acquired = atomic_load(&vm_node_stat[NR_FOLL_PIN_ACQUIRED]);
+	released = atomic_load(&vm_node_stat[NR_FOLL_PIN_RELEASED]);
 	if (acquired - released != (long)c->outstanding_pins)
 		violation(c, "NR_FOLL_PIN_ACQUIRED %ld - NR_FOLL_PIN_RELEASED %ld"
 			  " != %lu pages pinned", acquired, released,

@@ -64,11 +64,10 @@ struct machine {
 	enum pb_thp_policy thp_policy[HPAGE_PMD_ORDER + 1];
 	atomic_uint next_mm_id;
 	struct pb_variant variant;	/* which paths run batched */
-	atomic_long node_stat[2];	/* NR_FOLL_PIN_ACQUIRED, _RELEASED */
 };
 extern struct machine machine;
 
-/* Cost counters (per thread, summed by whoever reads them). */
+/* Cost counters, per thread (mm/vmstat.c). */
 extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
 #define count_stat(name)	(pb_stat_counters[PB_STAT_##name]++)
 #define count_stat_n(name, n)	(pb_stat_counters[PB_STAT_##name] += (n))
@@ -78,16 +77,21 @@ extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
  * difference and folds it into the global counter past a threshold, so
  * the hot path pays a local add, as node_stat_mod_folio() does.
  */
-enum node_stat_item { NR_FOLL_PIN_ACQUIRED, NR_FOLL_PIN_RELEASED };
+enum node_stat_item {
+	NR_FOLL_PIN_ACQUIRED,
+	NR_FOLL_PIN_RELEASED,
+	NR_VM_NODE_STAT_ITEMS
+};
 #define NODE_STAT_THRESHOLD 125
-extern _Thread_local long node_stat_diff[2];
+extern atomic_long vm_node_stat[NR_VM_NODE_STAT_ITEMS];
+extern _Thread_local long node_stat_diff[NR_VM_NODE_STAT_ITEMS];
 
 static inline void node_stat_mod(enum node_stat_item item, long delta)
 {
 	long d = node_stat_diff[item] + delta;
 
 	if (d > NODE_STAT_THRESHOLD || d < -NODE_STAT_THRESHOLD) {
-		atomic_fetch_add_explicit(&machine.node_stat[item], d,
+		atomic_fetch_add_explicit(&vm_node_stat[item], d,
 					  memory_order_relaxed);
 		d = 0;
 	}
@@ -95,8 +99,9 @@ static inline void node_stat_mod(enum node_stat_item item, long delta)
 }
 /* Fold the calling thread's differences (for exact reads when quiescent). */
 void node_stat_flush(void);
+void node_stat_reset(void);
 
-/* The acting task, for fault accounting. */
+/* The acting task, for fault accounting (mm/vmstat.c). */
 extern _Thread_local struct task_struct *current_task;
 
 static inline struct page *pfn_to_page(unsigned long pfn)

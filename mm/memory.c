@@ -9,8 +9,6 @@
 #include "mm/pte_batch.h"
 #include "mm/tlb.h"
 
-_Thread_local struct task_struct *current_task;
-
 struct vm_fault {
 	struct vm_area_struct *vma;
 	unsigned long address;		/* page aligned */

@@ -208,10 +208,40 @@ static inline pte_t ptep_get_lockless(pte_t *ptep)
 	count_stat(pte_read);
 	return __pte(entry_read_halves_lockless(ptep));
 }
+/*
+ * ptep_get_batch(): how folio_pte_batch_flags() reads each entry after
+ * the first - as ptep_get_lockless() if @lockless (no PTL: a store may
+ * land between the two halves, and only the lockless re-read catches
+ * it), as ptep_get() otherwise - but uncounted: the load is added to
+ * *@reads, and the scan counts them all at once, so the counter is not a
+ * store per entry.
+ */
+static inline pte_t ptep_get_batch(pte_t *ptep, bool lockless,
+				   unsigned int *reads)
+{
+	(*reads)++;
+	return __pte(lockless ? entry_read_halves_lockless(ptep) :
+				entry_read_halves(ptep));
+}
 #else
 /* 64-bit entries are read in one access on x86-64: no torn reads. */
 static inline pte_t ptep_get_lockless(pte_t *ptep) { return __ptep_get(ptep); }
+/* One relaxed load serves both: ptep_get_lockless() is a single load. */
+static inline pte_t ptep_get_batch(pte_t *ptep, bool lockless,
+				   unsigned int *reads)
+{
+	(void)lockless;
+	(*reads)++;
+	return __pte(entry_read_raw(ptep));
+}
 #endif
+/* How many entries from @ptep are known to be alike: 1 without contpte. */
+static inline unsigned int pte_batch_hint(pte_t *ptep, pte_t pte)
+{
+	(void)ptep;
+	(void)pte;
+	return 1;
+}
 /*
  * The setters take the mm and address as Linux's do: x86 needs neither,
  * arm64 needs both to unfold a contiguous block (a TLB invalidation).

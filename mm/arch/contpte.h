@@ -106,6 +106,19 @@ static inline pte_t ptep_get_lockless(pte_t *ptep)
 }
 
 /*
+ * The batch scan's read (folio_pte_batch_flags(), see mm/pgtable.h) is
+ * arm64's own folio_pte_batch() read: ptep_get() gathers a folded block's
+ * access/dirty bits and leaks CONT, so a batch stops where CONT changes.
+ * It counts what it loads as it gathers, so nothing is left in *@reads.
+ */
+static inline pte_t ptep_get_batch(pte_t *ptep, bool lockless,
+				   unsigned int *reads)
+{
+	(void)reads;
+	return lockless ? ptep_get_lockless(ptep) : ptep_get(ptep);
+}
+
+/*
  * set_pte() has no mm or address, so it cannot unfold (that needs a TLB
  * invalidation); like arm64 it is for entries outside folded blocks only
  * - tests that poke entries - and never sets CONT itself.

@@ -1,9 +1,9 @@
 /*
  * check.c: the invariant checker (pb_check).  It reads all model state
- * and never writes it: every page table of every live mm, every
+ * and writes none of it (but for forgetting a TLB entry of a dead mm once
+ * reported): every page table of every live mm, every
  * outstanding GUP result, every TLB and the memmap, and reports each
- * violation of the invariants of spec-gup-fork.md section 8 and
- * spec-fault-mprotect.md section 7 that the model can break:
+ * violation of these invariants:
  *
  *  - a writable PTE maps an anon page that is not PageAnonExclusive, or a
  *    page mapped more than once;
@@ -17,7 +17,7 @@
  *  - an entry outside every VMA, write without VM_WRITE, a writable
  *    PROT_NONE entry, RW=0/Dirty=1 outside a shadow-stack VMA, SavedDirty
  *    together with RW (x86); RDONLY clear without PTE_WRITE, a
- *    contiguous block that is not one all through (arm64, 7.10);
+ *    contiguous block that is not one all through (arm64);
  *  - a TLB entry that grants more than its PTE (a missing flush), or one
  *    of an mm that no longer exists;
  *  - frames neither free, nor in a folio, nor in a reachable page table.
@@ -156,7 +156,7 @@ static void check_leaf(struct checker *c, struct mm_struct *mm,
 
 #ifdef ARCH_HAS_CONTPTE
 /*
- * spec-fault-mprotect.md 7.10: a block with one valid contiguous entry is
+ * A block with one valid contiguous entry is
  * contiguous all through - every entry valid and CONT, the PFNs
  * consecutive from an aligned one inside one folio, the attributes equal
  * apart from access and dirty.  @table maps from @addr.
@@ -302,7 +302,7 @@ static void account_gup(struct gup_pages *gp, void *arg)
 }
 
 /*
- * Unpin symmetry (spec-gup-fork.md 8.12): pins acquired minus pins
+ * Unpin symmetry: pins acquired minus pins
  * released is what is still pinned.  Exact when only this thread has
  * pinned since the machine started (other threads' differences are not
  * folded until they cross the threshold).

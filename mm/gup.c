@@ -3,10 +3,9 @@
  * under mmap_lock and faults pages in, GUP-fast that walks without locks
  * under RCU with speculative references, and unpin.
  *
- * Reference accounting (spec-gup-fork.md 2.1): FOLL_GET adds one ref per
- * page; FOLL_PIN adds one ref and one _pincount per page on large folios,
- * GUP_PIN_COUNTING_BIAS refs per page on small ones; the zero page is
- * never pinned.
+ * Reference accounting: FOLL_GET adds one ref per page; FOLL_PIN adds one
+ * ref and one _pincount per page on large folios, GUP_PIN_COUNTING_BIAS
+ * refs per page on small ones; the zero page is never pinned.
  */
 #include <urcu.h>
 
@@ -155,10 +154,10 @@ static inline void record_pages(struct page **pages, struct page *page,
  * after its bulk grab.  The scan read the batch's PTEs before their
  * references were taken; a PTE or the PMD that changed in between is seen
  * here, and the batch is cut before it with the extra references given
- * back.  Without it (the seed as posted) such a page is still returned:
- * it was mapped when the scan read it, and the folio reference taken for
- * the first page kept it from being freed or split, but the per-PTE walk
- * would have refused it.
+ * back.  Without it (the GUP-fast batching as posted) such a page is
+ * still returned: it was mapped when the scan read it, and the folio
+ * reference taken for the first page kept it from being freed or split,
+ * but the per-PTE walk would have refused it.
  */
 static unsigned long gup_fast_batch_recheck(struct folio *folio, pmd_t pmd,
 					    pmd_t *pmdp, pte_t *ptep, pte_t pte,
@@ -208,7 +207,7 @@ gup_fast_pte_batch_large(struct folio *folio, struct page *page, pmd_t pmd,
 		nr = gup_unshared_pages(NULL, flags, folio, page, nr);
 	if (nr == 1)
 		return 1;
-	/* As the seed: if the bulk grab fails, keep the first page alone. */
+	/* As the batching was posted: a failed bulk grab keeps the first page. */
 	if (try_grab_folio(folio, (int)nr - 1, flags))
 		return 1;
 	hook_gup_fast(GUP_STEP_BATCH_GRABBED, ptep, (unsigned int)nr);

@@ -41,8 +41,10 @@
 #define TASK_SIZE	ARCH_TASK_SIZE
 #define MAX_PAGE_ORDER	HPAGE_PMD_ORDER
 /*
- * The seeds' write-fault reuse window: 16 PTEs, or the arch's own choice
- * (arm64: one contiguous block, CONT_PTES).
+ * The write-fault reuse window of the seeds preset (mm/variant.c): 16
+ * PTEs, as proposed ("mm/memory: reuse 16 PTEs of an exclusive large
+ * folio on a write fault"), or the arch's own choice (arm64: one
+ * contiguous block, CONT_PTES).
  */
 #ifndef WP_REUSE_MAX_NR_PTES
 #define WP_REUSE_MAX_NR_PTES	16

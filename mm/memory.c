@@ -1,9 +1,10 @@
 /*
  * memory.c: page faults, zapping and fork's page-table copy (mm/memory.c).
  *
- * Every PTE walker here is a loop whose step is "nr" entries: today nr is
- * always 1 (the per-PTE paths of mainline before batching); the batched
- * variants widen nr with folio_pte_batch without another copy of the loop.
+ * Every PTE walker here is a loop whose step is "nr" entries: nr is 1 on
+ * the per-PTE paths (mainline before batching), and the batched variants
+ * (zap_batch, fork_batch, wp_reuse_max) widen it with
+ * folio_pte_batch_flags() without another copy of the loop.
  */
 #include "mm/pgtable.h"
 #include "mm/pte_batch.h"
@@ -192,7 +193,7 @@ static bool wp_can_reuse_anon_folio(struct folio *folio,
 }
 
 /*
- * The window a reuse fault may make writable (spec-fault-mprotect.md 2.7):
+ * The window a reuse fault may make writable:
  * the wp_reuse_max-aligned block around the fault, cut to the folio as if
  * mapped linearly around the faulting page, the page table and the VMA.
  * wp_reuse_max == 1 gives just the faulting page.

@@ -5,7 +5,9 @@
  * atomics, so lockless readers (GUP-fast, the simulated MMU) are correct by
  * the language's rules.  Relaxed loads and stores stand for READ_ONCE and
  * WRITE_ONCE; where the kernel relies on a barrier the ordering is named.
- * Every entry access is counted (pte_read / pte_write).
+ * Every PTE and PMD access of the kernel's code is counted (pte_read /
+ * pte_write); the MMU's walk and the model's own look-ups (lookup_addr())
+ * read with entry_read_raw(), uncounted.
  */
 #ifndef MM_PGTABLE_H
 #define MM_PGTABLE_H
@@ -305,8 +307,8 @@ static inline int ptep_set_access_flags(struct vm_area_struct *vma,
  * ptep_set_access_flags() over @nr entries mapping the consecutive pages
  * @entry starts at: entry by entry here; arm64 changes whole contiguous
  * blocks at once.  Not in mainline: its caller is the batched write-fault
- * reuse of seed 003; named like the other batched entry points
- * (wrprotect_ptes(), get_and_clear_full_ptes()).
+ * reuse (wp_page_reuse(), a proposal); named like the other batched entry
+ * points (wrprotect_ptes(), get_and_clear_full_ptes()).
  */
 static inline int set_access_flags_ptes(struct vm_area_struct *vma,
 					unsigned long addr, pte_t *ptep,

@@ -1,8 +1,8 @@
 /*
  * pte_batch.h: folio_pte_batch_flags(), the one helper every batched PTE
  * walker uses to find how many consecutive PTEs map consecutive pages of
- * one large folio with the same bits (mm/internal.h, spec-gup-fork.md 7,
- * spec-fault-mprotect.md 4).  Inline, so each caller's flags fold away.
+ * one large folio with the same bits (the kernel's is in mm/internal.h).
+ * Inline, so each caller's flags fold away.
  */
 #ifndef MM_PTE_BATCH_H
 #define MM_PTE_BATCH_H
@@ -21,7 +21,11 @@ typedef unsigned int fpb_t;
 #define FPB_MERGE_WRITE		(1U << 3)
 /* OR young and dirty of later PTEs into *ptentp. */
 #define FPB_MERGE_YOUNG_DIRTY	(1U << 4)
-/* Read entries as a lockless walker must (GUP-fast; the seed proposal). */
+/*
+ * Read entries as a lockless walker must: GUP-fast's batch scan, which
+ * holds no PTL (proposed with "mm: gup: batch PTE-mapped large folios in
+ * gup_fast_pte_range()"; not in mainline).
+ */
 #define FPB_LOCKLESS		(1U << 5)
 
 /* Normalise the bits a batch ignores; young is always ignored. */

@@ -202,7 +202,9 @@ void folio_add_anon_rmap_ptes(struct folio *folio, struct page *page, int nr,
 /*
  * fork: duplicate the mappings of @nr pages into @dst_vma.  If the folio
  * may be pinned and any page is exclusive, fail with -EBUSY without
- * changing anything: the caller must copy instead (spec-gup-fork.md 5.4).
+ * changing anything: the caller must copy instead - once shared, the
+ * parent's next write would copy the page, and the pinned page would no
+ * longer be the one the parent maps.
  */
 int folio_try_dup_anon_rmap_ptes(struct folio *folio, struct page *page,
 				 int nr, struct vm_area_struct *dst_vma,

@@ -1,7 +1,7 @@
 /*
  * contpte.h: arm64's public PTE API, which manages the contiguous bit of
  * user mappings behind the core code's back (arch/arm64/include/asm/
- * pgtable.h, the CONFIG_ARM64_CONTPTE half; spec-fault-mprotect.md 5).
+ * pgtable.h, the CONFIG_ARM64_CONTPTE half).
  * Included by mm/pgtable.h after the raw one-entry accessors (the __
  * forms), on top of which everything here is built; the out-of-line
  * halves are in mm/arch/contpte.c.

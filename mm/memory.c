@@ -193,10 +193,10 @@ static bool wp_can_reuse_anon_folio(struct folio *folio,
 }
 
 /*
- * The window a reuse fault may make writable:
- * the wp_reuse_max-aligned block around the fault, cut to the folio as if
- * mapped linearly around the faulting page, the page table and the VMA.
- * wp_reuse_max == 1 gives just the faulting page.
+ * The window a reuse fault may make writable: the wp_reuse_max-aligned
+ * block around the fault, cut to the folio as if mapped linearly around
+ * the faulting page, the page table and the VMA.  wp_reuse_max == 1 gives
+ * just the faulting page.
  */
 static void wp_reuse_window(struct vm_fault *vmf, struct folio *folio,
 			    unsigned long *startp, unsigned long *endp)
@@ -404,8 +404,12 @@ static void wp_page_reuse(struct vm_fault *vmf, struct folio *folio,
 		reused += wp_reuse_exclusive(vma, &run, addr, ptep, pte, batch,
 					     folio_exclusive);
 		nr = batch;
+		/*
+		 * The window is cut to the folio, so the scan's own folio bound
+		 * is never the shorter one: a batch short of max_nr stopped at
+		 * an entry it read, which does not qualify.
+		 */
 		if (batch < max_nr) {
-			/* The scan read the next entry: it does not qualify. */
 			wp_reuse_run_end(vma, &run);
 			nr++;
 		}

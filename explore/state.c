@@ -212,32 +212,31 @@ static void mix_vma_pages(struct digest_walk *w, struct mm_struct *mm,
 	unsigned long addr;
 
 	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
-		pmd_t *pmdp = walk_to_pmd(mm, addr);
-		pmd_t pmd;
-		pte_t pte;
+		struct addr_lookup found;
 
-		if (!pmdp) {
+		lookup_addr(mm, addr, &found);
+		switch (found.level) {
+		case ADDR_NO_PMD:
 			mix(&w->h, 1);
-			continue;
-		}
-		pmd = __pmd(entry_read_raw(pmdp));
-		if (pmd_none(pmd)) {
+			break;
+		case ADDR_PMD_NONE:
 			mix(&w->h, 2);
-		} else if (pmd_leaf(pmd)) {
+			break;
+		case ADDR_PMD_LEAF:
 			mix(&w->h, 3);
-			mix_entry(w, pmd_pte(pmd), pmd_pfn(pmd) +
-				  ((addr & ~PMD_MASK) >> PAGE_SHIFT));
-		} else {
+			mix_entry(w, found.entry, found.pfn);
+			break;
+		case ADDR_PTE:
 			/*
 			 * An empty table still decides something: a PMD
 			 * fault needs pmd_none, so it is not the same as 2.
 			 */
-			pte = __pte(entry_read_raw(pte_offset(pmd, addr)));
 			mix(&w->h, 4);
-			if (pte_present(pte))
-				mix_entry(w, pte, pte_pfn(pte));
+			if (pte_present(found.entry))
+				mix_entry(w, found.entry, found.pfn);
 			else
-				mix(&w->h, pte_val(pte));
+				mix(&w->h, pte_val(found.entry));
+			break;
 		}
 	}
 }

@@ -15,7 +15,7 @@ PB_STAT(fault_spurious)		/* nothing to do: PTE already fine */
 PB_STAT(folio_ref_atomic)	/* atomic RMW on a folio refcount */
 PB_STAT(pincount_atomic)	/* atomic RMW on _pincount */
 PB_STAT(mapcount_atomic)	/* atomic RMW on a mapcount */
-PB_STAT(pte_read)		/* page-table entry loads */
+PB_STAT(pte_read)		/* page-table entry loads (not the MMU's, nor the checker's) */
 PB_STAT(pte_write)		/* page-table entry stores and RMWs */
 PB_STAT(tlb_flush)		/* TLB flush operations */
 PB_STAT(tlb_flush_pages)	/* pages covered by those flushes */

@@ -19,43 +19,12 @@ struct pb_pages {
 	bool held;			/* gp.nr references are taken */
 };
 
-_Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
-_Thread_local long node_stat_diff[2];
-
-void node_stat_flush(void)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		atomic_fetch_add_explicit(&machine.node_stat[i], node_stat_diff[i],
-					  memory_order_relaxed);
-		node_stat_diff[i] = 0;
-	}
-}
-
-static const char *const stat_names[PB_NR_STATS] = {
-#define PB_STAT(name) #name,
-#include "ptebatch_stats.h"
-#undef PB_STAT
-};
-
-const char *pb_stat_name(enum pb_stat stat)
-{
-	return (unsigned)stat < PB_NR_STATS ? stat_names[stat] : "?";
-}
-
-void pb_stats_read(uint64_t out[PB_NR_STATS])
-{
-	memcpy(out, pb_stat_counters, sizeof(pb_stat_counters));
-}
-
 void pb_thread_register(void) { rcu_register_thread(); }
 void pb_thread_unregister(void)
 {
 	node_stat_flush();
 	rcu_unregister_thread();
 }
-void pb_thread_quiesce(void) { node_stat_flush(); }
 
 int pb_init(const struct pb_config *cfg)
 {
@@ -75,10 +44,7 @@ int pb_init(const struct pb_config *cfg)
 	machine.thp_policy[HPAGE_PMD_ORDER] = PB_THP_MADVISE;
 	memset(cpu_tlbs, 0, sizeof(cpu_tlbs));
 	pb_variant_preset(PB_DEFAULT_VARIANT, &machine.variant);
-	/* A new machine counts from zero, this thread's pending part too. */
-	atomic_store(&machine.node_stat[NR_FOLL_PIN_ACQUIRED], 0);
-	atomic_store(&machine.node_stat[NR_FOLL_PIN_RELEASED], 0);
-	node_stat_diff[NR_FOLL_PIN_ACQUIRED] = node_stat_diff[NR_FOLL_PIN_RELEASED] = 0;
+	node_stat_reset();
 	rcu_register_thread();
 	return 0;
 }
@@ -379,27 +345,17 @@ int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 
 	pthread_rwlock_rdlock(&mm->mmap_lock);
 	for (i = 0; i < nr; i++) {
-		unsigned long a = addr + (i << PAGE_SHIFT), pfn;
-		pmd_t *pmdp = walk_to_pmd(mm, a);
 		struct pb_page_info *info = &out[i];
+		struct addr_lookup found;
+		unsigned long pfn;
 		struct folio *folio;
-		pmd_t pmd;
 
 		memset(info, 0, sizeof(*info));
-		if (!pmdp)
+		lookup_addr(mm, addr + (i << PAGE_SHIFT), &found);
+		if (found.level != ADDR_PMD_LEAF &&
+		    (found.level != ADDR_PTE || !pte_present(found.entry)))
 			continue;
-		pmd = pmdp_get(pmdp);
-		if (pmd_none(pmd))
-			continue;
-		if (pmd_leaf(pmd)) {
-			pfn = pmd_pfn(pmd) + ((a & ~PMD_MASK) >> PAGE_SHIFT);
-		} else {
-			pte_t pte = ptep_get(pte_offset(pmd, a));
-
-			if (!pte_present(pte))
-				continue;
-			pfn = pte_pfn(pte);
-		}
+		pfn = found.pfn;
 		folio = page_folio(pfn_to_page(pfn));
 		info->present = true;
 		info->pfn = pfn;

@@ -1,9 +1,9 @@
 /*
  * check.c: the invariant checker (pb_check).  It reads all model state
- * and never writes it: every page table of every live mm, every
+ * and writes none of it (but for forgetting a TLB entry of a dead mm once
+ * reported): every page table of every live mm, every
  * outstanding GUP result, every TLB and the memmap, and reports each
- * violation of the invariants of spec-gup-fork.md section 8 and
- * spec-fault-mprotect.md section 7 that the model can break:
+ * violation of these invariants:
  *
  *  - a writable PTE maps an anon page that is not PageAnonExclusive, or a
  *    page mapped more than once;
@@ -17,7 +17,7 @@
  *  - an entry outside every VMA, write without VM_WRITE, a writable
  *    PROT_NONE entry, RW=0/Dirty=1 outside a shadow-stack VMA, SavedDirty
  *    together with RW (x86); RDONLY clear without PTE_WRITE, a
- *    contiguous block that is not one all through (arm64, 7.10);
+ *    contiguous block that is not one all through (arm64);
  *  - a TLB entry that grants more than its PTE (a missing flush), or one
  *    of an mm that no longer exists;
  *  - frames neither free, nor in a folio, nor in a reachable page table.
@@ -156,7 +156,7 @@ static void check_leaf(struct checker *c, struct mm_struct *mm,
 
 #ifdef ARCH_HAS_CONTPTE
 /*
- * spec-fault-mprotect.md 7.10: a block with one valid contiguous entry is
+ * A block with one valid contiguous entry is
  * contiguous all through - every entry valid and CONT, the PFNs
  * consecutive from an aligned one inside one folio, the attributes equal
  * apart from access and dirty.  @table maps from @addr.
@@ -302,7 +302,7 @@ static void account_gup(struct gup_pages *gp, void *arg)
 }
 
 /*
- * Unpin symmetry (spec-gup-fork.md 8.12): pins acquired minus pins
+ * Unpin symmetry: pins acquired minus pins
  * released is what is still pinned.  Exact when only this thread has
  * pinned since the machine started (other threads' differences are not
  * folded until they cross the threshold).
@@ -312,8 +312,8 @@ static void check_pin_stats(struct checker *c)
 	long acquired, released;
 
 	node_stat_flush();
-	acquired = atomic_load(&machine.node_stat[NR_FOLL_PIN_ACQUIRED]);
-	released = atomic_load(&machine.node_stat[NR_FOLL_PIN_RELEASED]);
+	acquired = atomic_load(&vm_node_stat[NR_FOLL_PIN_ACQUIRED]);
+	released = atomic_load(&vm_node_stat[NR_FOLL_PIN_RELEASED]);
 	if (acquired - released != (long)c->outstanding_pins)
 		violation(c, "NR_FOLL_PIN_ACQUIRED %ld - NR_FOLL_PIN_RELEASED %ld"
 			  " != %lu pages pinned", acquired, released,
@@ -429,26 +429,15 @@ static void check_tlbs(struct checker *c)
 		spin_lock(&t->lock);
 		for (i = 0; i < TLB_ENTRIES; i++) {
 			struct tlb_entry *e = &t->e[i];
-			unsigned long addr = e->vpn << PAGE_SHIFT, pfn;
-			pmd_t *pmdp;
-			pmd_t pmd;
+			unsigned long addr = e->vpn << PAGE_SHIFT;
+			struct addr_lookup found;
 			pte_t pte;
 
 			if (!e->mm)
 				continue;
-			pmdp = walk_to_pmd(e->mm, addr);
-			pmd = pmdp ? pmdp_get(pmdp) : __pmd(0);
-			if (pmd_none(pmd)) {
-				pte = __pte(0);
-				pfn = 0;
-			} else if (pmd_leaf(pmd)) {
-				pte = pmd_pte(pmd);
-				pfn = pmd_pfn(pmd) + ((addr & ~PMD_MASK) >> PAGE_SHIFT);
-			} else {
-				pte = ptep_get(pte_offset(pmd, addr));
-				pfn = pte_pfn(pte);
-			}
-			if (!pte_access_permitted(pte, false) || pfn != e->pfn)
+			lookup_addr(e->mm, addr, &found);
+			pte = found.entry;
+			if (!pte_access_permitted(pte, false) || found.pfn != e->pfn)
 				violation(c, "CPU %d TLB: stale translation of %#lx (mm %u) to pfn %#lx",
 					  cpu, addr, e->mm->mm_id, e->pfn);
 			else if (e->writable && !pte_access_permitted(pte, true))

@@ -2,25 +2,8 @@
  * fork.c: duplicating an address space (dup_mmap) and tearing one down
  * (exit_mmap).
  */
-#include <stdlib.h>
-
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
-
-/* anon_vma_fork(): the child's VMA gets its own anon_vma under the root. */
-static struct anon_vma *anon_vma_fork(struct vm_area_struct *vma)
-{
-	struct anon_vma *av;
-
-	if (!vma->anon_vma)
-		return NULL;
-	av = calloc(1, sizeof(*av));
-	if (!av)
-		return NULL;
-	av->root = anon_vma_get(vma->anon_vma->root);
-	atomic_init(&av->refcount, 1);
-	return av;
-}
 
 /*
  * dup_mmap(): copy every VMA not marked VM_DONTCOPY, and its page tables

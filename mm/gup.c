@@ -3,12 +3,10 @@
  * under mmap_lock and faults pages in, GUP-fast that walks without locks
  * under RCU with speculative references, and unpin.
  *
- * Reference accounting (spec-gup-fork.md 2.1): FOLL_GET adds one ref per
- * page; FOLL_PIN adds one ref and one _pincount per page on large folios,
- * GUP_PIN_COUNTING_BIAS refs per page on small ones; the zero page is
- * never pinned.
+ * Reference accounting: FOLL_GET adds one ref per page; FOLL_PIN adds one
+ * ref and one _pincount per page on large folios, GUP_PIN_COUNTING_BIAS
+ * refs per page on small ones; the zero page is never pinned.
  */
-#include <stdlib.h>
 #include <urcu.h>
 
 #include "mm/pte_batch.h"
@@ -31,8 +29,6 @@ static unsigned long gup_unshared_pages(struct vm_area_struct *vma,
 					unsigned int flags, struct folio *folio,
 					struct page *page, unsigned long nr)
 {
-	unsigned long i;
-
 	if ((flags & (FOLL_WRITE | FOLL_PIN)) != FOLL_PIN)
 		return nr;
 	/* folio_test_anon(folio) is stable until the folio is freed. */
@@ -45,10 +41,7 @@ static unsigned long gup_unshared_pages(struct vm_area_struct *vma,
 	}
 	/* smp_rmb(): pairs with the sharer's barrier before clearing PAE. */
 	atomic_thread_fence(memory_order_acquire);
-	for (i = 0; i < nr; i++)
-		if (!PageAnonExclusive(page + i))
-			return i;
-	return nr;
+	return page_anon_exclusive_sub_batch(page, nr, true);
 }
 
 /* Must a read-only pin of @page unshare it first? */
@@ -161,10 +154,10 @@ static inline void record_pages(struct page **pages, struct page *page,
  * after its bulk grab.  The scan read the batch's PTEs before their
  * references were taken; a PTE or the PMD that changed in between is seen
  * here, and the batch is cut before it with the extra references given
- * back.  Without it (the seed as posted) such a page is still returned:
- * it was mapped when the scan read it, and the folio reference taken for
- * the first page kept it from being freed or split, but the per-PTE walk
- * would have refused it.
+ * back.  Without it (the GUP-fast batching as posted) such a page is
+ * still returned: it was mapped when the scan read it, and the folio
+ * reference taken for the first page kept it from being freed or split,
+ * but the per-PTE walk would have refused it.
  */
 static unsigned long gup_fast_batch_recheck(struct folio *folio, pmd_t pmd,
 					    pmd_t *pmdp, pte_t *ptep, pte_t pte,
@@ -214,7 +207,7 @@ gup_fast_pte_batch_large(struct folio *folio, struct page *page, pmd_t pmd,
 		nr = gup_unshared_pages(NULL, flags, folio, page, nr);
 	if (nr == 1)
 		return 1;
-	/* As the seed: if the bulk grab fails, keep the first page alone. */
+	/* As the batching was posted: a failed bulk grab keeps the first page. */
 	if (try_grab_folio(folio, (int)nr - 1, flags))
 		return 1;
 	hook_gup_fast(GUP_STEP_BATCH_GRABBED, ptep, (unsigned int)nr);
@@ -611,55 +604,4 @@ void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
 void put_user_pages_refs(struct page **pages, unsigned long npages)
 {
 	release_pages_runs(pages, npages, FOLL_GET, false);
-}
-
-/* Outstanding GUP results, so the checker can account for their refs. */
-static pthread_mutex_t gup_track_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gup_pages **tracked;
-static unsigned long nr_tracked, cap_tracked;
-
-void gup_track(struct gup_pages *gp)
-{
-	pthread_mutex_lock(&gup_track_lock);
-	if (nr_tracked == cap_tracked) {
-		unsigned long cap = cap_tracked ? 2 * cap_tracked : 16;
-		struct gup_pages **n = realloc(tracked, cap * sizeof(*n));
-
-		if (!n)
-			abort();	/* host out of memory */
-		tracked = n;
-		cap_tracked = cap;
-	}
-	tracked[nr_tracked++] = gp;
-	pthread_mutex_unlock(&gup_track_lock);
-}
-
-void gup_untrack(struct gup_pages *gp)
-{
-	unsigned long i;
-
-	pthread_mutex_lock(&gup_track_lock);
-	for (i = 0; i < nr_tracked; i++) {
-		if (tracked[i] == gp) {
-			tracked[i] = tracked[--nr_tracked];
-			break;
-		}
-	}
-	if (!nr_tracked) {
-		free(tracked);
-		tracked = NULL;
-		cap_tracked = 0;
-	}
-	pthread_mutex_unlock(&gup_track_lock);
-}
-
-void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
-			  void *arg)
-{
-	unsigned long i;
-
-	pthread_mutex_lock(&gup_track_lock);
-	for (i = 0; i < nr_tracked; i++)
-		fn(tracked[i], arg);
-	pthread_mutex_unlock(&gup_track_lock);
 }

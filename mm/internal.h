@@ -41,8 +41,10 @@
 #define TASK_SIZE	ARCH_TASK_SIZE
 #define MAX_PAGE_ORDER	HPAGE_PMD_ORDER
 /*
- * The seeds' write-fault reuse window: 16 PTEs, or the arch's own choice
- * (arm64: one contiguous block, CONT_PTES).
+ * The write-fault reuse window of the seeds preset (mm/variant.c): 16
+ * PTEs, as proposed ("mm/memory: reuse 16 PTEs of an exclusive large
+ * folio on a write fault"), or the arch's own choice (arm64: one
+ * contiguous block, CONT_PTES).
  */
 #ifndef WP_REUSE_MAX_NR_PTES
 #define WP_REUSE_MAX_NR_PTES	16
@@ -64,11 +66,10 @@ struct machine {
 	enum pb_thp_policy thp_policy[HPAGE_PMD_ORDER + 1];
 	atomic_uint next_mm_id;
 	struct pb_variant variant;	/* which paths run batched */
-	atomic_long node_stat[2];	/* NR_FOLL_PIN_ACQUIRED, _RELEASED */
 };
 extern struct machine machine;
 
-/* Cost counters (per thread, summed by whoever reads them). */
+/* Cost counters, per thread (mm/vmstat.c). */
 extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
 #define count_stat(name)	(pb_stat_counters[PB_STAT_##name]++)
 #define count_stat_n(name, n)	(pb_stat_counters[PB_STAT_##name] += (n))
@@ -78,16 +79,21 @@ extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
  * difference and folds it into the global counter past a threshold, so
  * the hot path pays a local add, as node_stat_mod_folio() does.
  */
-enum node_stat_item { NR_FOLL_PIN_ACQUIRED, NR_FOLL_PIN_RELEASED };
+enum node_stat_item {
+	NR_FOLL_PIN_ACQUIRED,
+	NR_FOLL_PIN_RELEASED,
+	NR_VM_NODE_STAT_ITEMS
+};
 #define NODE_STAT_THRESHOLD 125
-extern _Thread_local long node_stat_diff[2];
+extern atomic_long vm_node_stat[NR_VM_NODE_STAT_ITEMS];
+extern _Thread_local long node_stat_diff[NR_VM_NODE_STAT_ITEMS];
 
 static inline void node_stat_mod(enum node_stat_item item, long delta)
 {
 	long d = node_stat_diff[item] + delta;
 
 	if (d > NODE_STAT_THRESHOLD || d < -NODE_STAT_THRESHOLD) {
-		atomic_fetch_add_explicit(&machine.node_stat[item], d,
+		atomic_fetch_add_explicit(&vm_node_stat[item], d,
 					  memory_order_relaxed);
 		d = 0;
 	}
@@ -95,8 +101,9 @@ static inline void node_stat_mod(enum node_stat_item item, long delta)
 }
 /* Fold the calling thread's differences (for exact reads when quiescent). */
 void node_stat_flush(void);
+void node_stat_reset(void);
 
-/* The acting task, for fault accounting. */
+/* The acting task, for fault accounting (mm/vmstat.c). */
 extern _Thread_local struct task_struct *current_task;
 
 static inline struct page *pfn_to_page(unsigned long pfn)
@@ -139,6 +146,25 @@ static inline void ClearPageFlag(struct page *page, int bit)
 #define PageCompound(p)	(atomic_load_explicit(&((struct page *)(p))->flags, \
 			 memory_order_relaxed) & ((1UL << PG_head) | (1UL << PG_tail)))
 #define ClearPageAnonExclusive(p)	ClearPageFlag(p, PG_anon_exclusive)
+
+/*
+ * How many of the @max_nr pages from @page have PageAnonExclusive ==
+ * @expected.  Exclusivity is per page, so every batch over a large folio
+ * that depends on it (GUP's unshare rule, mprotect's write upgrade, the
+ * write-fault reuse) is cut where it changes.  Counting starts at @page,
+ * the batch's own first page - never the folio's head: a batch that
+ * starts inside the folio and asked the head would judge the wrong pages.
+ */
+static inline unsigned long page_anon_exclusive_sub_batch(struct page *page,
+							  unsigned long max_nr,
+							  bool expected)
+{
+	unsigned long nr = 0;
+
+	while (nr < max_nr && PageAnonExclusive(page + nr) == expected)
+		nr++;
+	return nr;
+}
 
 static inline struct folio *pfn_folio(unsigned long head_pfn)
 {
@@ -367,6 +393,10 @@ void clear_folio(struct folio *folio);
 void copy_highpage(struct page *to, struct page *from);
 
 /* rmap.c */
+int anon_vma_prepare(struct vm_area_struct *vma);
+struct anon_vma *anon_vma_get(struct anon_vma *av);
+void anon_vma_put(struct anon_vma *av);
+struct anon_vma *anon_vma_fork(struct vm_area_struct *vma);
 void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma,
 			     bool pmd_level);
 void folio_add_anon_rmap_ptes(struct folio *folio, struct page *page, int nr,
@@ -393,9 +423,6 @@ int vma_insert(struct mm_struct *mm, struct vm_area_struct *vma);
 void vma_remove(struct mm_struct *mm, struct vm_area_struct *vma);
 struct vm_area_struct *vm_area_alloc(struct mm_struct *mm);
 void vm_area_free(struct vm_area_struct *vma);
-int anon_vma_prepare(struct vm_area_struct *vma);
-void anon_vma_put(struct anon_vma *av);
-struct anon_vma *anon_vma_get(struct anon_vma *av);
 struct vm_area_struct *vma_modify_flags(struct mm_struct *mm,
 					struct vm_area_struct *vma,
 					unsigned long start, unsigned long end,
@@ -465,11 +492,6 @@ void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
 void put_user_pages_refs(struct page **pages, unsigned long npages);
 bool gup_must_unshare(struct vm_area_struct *vma, unsigned int flags,
 		      struct page *page);
-/* Outstanding GUP references, for the checker. */
-void gup_track(struct gup_pages *gp);
-void gup_untrack(struct gup_pages *gp);
-void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
-			  void *arg);
 
 /* fork.c */
 int dup_mm(struct mm_struct *oldmm, struct mm_struct **newmm);
@@ -488,10 +510,14 @@ int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 		uint8_t *val);
 
-/* check.c helpers */
+/* registry.c: every live mm and GUP result, for the checker and explore */
 void mm_registry_add(struct mm_struct *mm);
 void mm_registry_del(struct mm_struct *mm);
 void mm_registry_for_each(void (*fn)(struct mm_struct *mm, void *arg),
+			  void *arg);
+void gup_track(struct gup_pages *gp);
+void gup_untrack(struct gup_pages *gp);
+void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
 			  void *arg);
 
 #endif /* MM_INTERNAL_H */

@@ -1,15 +1,14 @@
 /*
  * memory.c: page faults, zapping and fork's page-table copy (mm/memory.c).
  *
- * Every PTE walker here is a loop whose step is "nr" entries: today nr is
- * always 1 (the per-PTE paths of mainline before batching); the batched
- * variants widen nr with folio_pte_batch without another copy of the loop.
+ * Every PTE walker here is a loop whose step is "nr" entries: nr is 1 on
+ * the per-PTE paths (mainline before batching), and the batched variants
+ * (zap_batch, fork_batch, wp_reuse_max) widen it with
+ * folio_pte_batch_flags() without another copy of the loop.
  */
 #include "mm/pgtable.h"
 #include "mm/pte_batch.h"
 #include "mm/tlb.h"
-
-_Thread_local struct task_struct *current_task;
 
 struct vm_fault {
 	struct vm_area_struct *vma;
@@ -194,10 +193,10 @@ static bool wp_can_reuse_anon_folio(struct folio *folio,
 }
 
 /*
- * The window a reuse fault may make writable (spec-fault-mprotect.md 2.7):
- * the wp_reuse_max-aligned block around the fault, cut to the folio as if
- * mapped linearly around the faulting page, the page table and the VMA.
- * wp_reuse_max == 1 gives just the faulting page.
+ * The window a reuse fault may make writable: the wp_reuse_max-aligned
+ * block around the fault, cut to the folio as if mapped linearly around
+ * the faulting page, the page table and the VMA.  wp_reuse_max == 1 gives
+ * just the faulting page.
  */
 static void wp_reuse_window(struct vm_fault *vmf, struct folio *folio,
 			    unsigned long *startp, unsigned long *endp)
@@ -220,31 +219,42 @@ static void wp_reuse_window(struct vm_fault *vmf, struct folio *folio,
 }
 
 /*
- * May the read-only PTE @pte at @addr be made writable by this reuse?  It
- * must map the page of @folio that a linear mapping puts there (after
- * mremap a PTE may map another page or folio), carry the faulting PTE's
- * protection bits, need no fault for soft-dirty or uffd-wp, and its page
- * must be exclusive - which the whole-folio check proves for every page.
+ * Do @a and @b, @b mapping the page @nr pages after @a's, carry the same
+ * bits but for young, dirty and soft-dirty - the bits a reuse sets anyway?
+ */
+static bool wp_reuse_pte_same(pte_t a, pte_t b, unsigned long nr)
+{
+	a = pte_advance_pfn(a, nr);
+	return pte_same(pte_mkold(pte_mkclean(pte_clear_soft_dirty(a))),
+			pte_mkold(pte_mkclean(pte_clear_soft_dirty(b))));
+}
+
+/*
+ * May the read-only PTE @pte at @addr be made writable by this reuse, if
+ * its page is exclusive?  It must map the page of @folio that a linear
+ * mapping puts there (after mremap a PTE may map another page or folio),
+ * carry the faulting PTE's protection bits, and need no fault for
+ * soft-dirty or uffd-wp.  These are also the rules folio_pte_batch_flags()
+ * extends a qualifying PTE by (wp_page_reuse()): the same bits, the next
+ * pages, soft-dirty respected where it is tracked.
  */
 static bool wp_reuse_pte_qualifies(struct vm_fault *vmf, struct folio *folio,
-				   unsigned long addr, pte_t pte,
-				   bool folio_exclusive)
+				   unsigned long addr, pte_t pte)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	unsigned long pfn = pte_pfn(vmf->orig_pte) +
-			    ((long)(addr - vmf->address) >> PAGE_SHIFT);
+	long delta = (long)(addr - vmf->address) >> PAGE_SHIFT;
+	unsigned long pfn = pte_pfn(vmf->orig_pte) + delta;
 
 	if (!pte_present(pte) || pte_protnone(pte) || pte_write(pte))
 		return false;
 	if (pte_pfn(pte) != pfn || pfn < folio_pfn(folio) ||
 	    pfn >= folio_pfn(folio) + folio_nr_pages(folio))
 		return false;
-	if ((pte_val(__pte_batch_clear_ignored(pte, FPB_RESPECT_WRITE)) & ~PTE_PFN_MASK) !=
-	    (pte_val(__pte_batch_clear_ignored(vmf->orig_pte, FPB_RESPECT_WRITE)) & ~PTE_PFN_MASK))
+	if (delta < 0 ? !wp_reuse_pte_same(pte, vmf->orig_pte, -delta) :
+			!wp_reuse_pte_same(vmf->orig_pte, pte, delta))
 		return false;
-	if (pte_uffd_wp(pte) || (vma_soft_dirty_enabled(vma) && !pte_soft_dirty(pte)))
-		return false;
-	return folio_exclusive || PageAnonExclusive(pfn_to_page(pfn));
+	return !pte_uffd_wp(pte) &&
+	       (!vma_soft_dirty_enabled(vma) || pte_soft_dirty(pte));
 }
 
 /*
@@ -252,7 +262,8 @@ static bool wp_reuse_pte_qualifies(struct vm_fault *vmf, struct folio *folio,
  * writable, young and dirty: ptep_set_access_flags(dirty = 1) over the
  * run.  x86 relaxes entry by entry without a flush (a stale read-only
  * TLB entry only refaults); arm64 relaxes whole contiguous blocks in
- * place, so they stay folded, with one invalidation for the run.
+ * place, so they stay folded, with one invalidation for the run.  Only
+ * the bits the qualifying PTEs share matter: young and dirty are set here.
  */
 static void wp_reuse_ptes(struct vm_area_struct *vma, unsigned long addr,
 			  pte_t *ptep, pte_t pte, unsigned int nr)
@@ -264,21 +275,102 @@ static void wp_reuse_ptes(struct vm_area_struct *vma, unsigned long addr,
 }
 
 /*
+ * The reusable PTEs found so far that are adjacent: a stretch that
+ * touches the run joins it, and the run is committed with one
+ * wp_reuse_ptes() where something that is not reused ends it.
+ */
+struct wp_reuse_run {
+	unsigned long addr;
+	pte_t *ptep;
+	pte_t pte;		/* the first PTE of the run */
+	unsigned int nr;
+};
+
+static void wp_reuse_run_add(struct wp_reuse_run *run, unsigned long addr,
+			     pte_t *ptep, pte_t pte, unsigned int nr)
+{
+	if (!run->nr) {
+		run->addr = addr;
+		run->ptep = ptep;
+		run->pte = pte;
+	}
+	run->nr += nr;
+}
+
+static void wp_reuse_run_end(struct vm_area_struct *vma,
+			     struct wp_reuse_run *run)
+{
+	if (run->nr)
+		wp_reuse_ptes(vma, run->addr, run->ptep, run->pte, run->nr);
+	run->nr = 0;
+}
+
+/*
+ * The @nr PTEs from @ptep at @addr, the first being @pte, qualify but for
+ * their pages' exclusivity: add the exclusive pages to @run - every page
+ * when the whole folio is known exclusive, and then marked so - and let
+ * the shared ones end it.  Returns how many were added.
+ */
+static unsigned int wp_reuse_exclusive(struct vm_area_struct *vma,
+				       struct wp_reuse_run *run,
+				       unsigned long addr, pte_t *ptep,
+				       pte_t pte, unsigned int nr,
+				       bool folio_exclusive)
+{
+	struct page *page = pte_page(pte);
+	unsigned int i, j, n, reused = 0;
+
+	for (i = 0; i < nr; i += n) {
+		if (folio_exclusive) {
+			n = nr - i;
+			for (j = i; j < nr; j++)
+				SetPageAnonExclusive(page + j);
+		} else {
+			n = page_anon_exclusive_sub_batch(page + i, nr - i, true);
+			if (!n) {
+				/* Shared pages stay read-only and split the run. */
+				n = 1 + page_anon_exclusive_sub_batch(page + i + 1,
+								      nr - i - 1, false);
+				wp_reuse_run_end(vma, run);
+				continue;
+			}
+		}
+		wp_reuse_run_add(run, addr + ((unsigned long)i << PAGE_SHIFT),
+				 ptep + i, pte_advance_pfn(pte, i), n);
+		reused += n;
+	}
+	return reused;
+}
+
+/*
  * wp_page_reuse(): make the faulting PTE writable, young and dirty again,
  * no copy.  With wp_reuse_max > 1 and an anon large folio, do the same at
  * once for every qualifying PTE of the folio in the window, marking each
- * page exclusive first: one fault instead of one per PTE (seed 003).  A
- * PTE that does not qualify splits the window into runs, each rewritten
- * as one batch.  All under the one PTL of this page table.
+ * page exclusive first: one fault instead of one per PTE (the write-fault
+ * reuse proposal; not in mainline).  All under the one PTL of this page
+ * table.
+ *
+ * The window is walked the way the batched paths walk: a PTE that
+ * qualifies on its own heads a batch, which folio_pte_batch_flags()
+ * extends over the following PTEs with the same bits and the next pages;
+ * the entry a scan stops at differs in one or the other, so it does not
+ * qualify either and is not read again.  Every PTE of the window is read
+ * once, by ptep_get() or by a scan, except the faulting one: orig_pte is
+ * its value, it is reused whatever its own bits say, and it heads its own
+ * batch, so no batch before it reaches it.  A batch is split by its pages'
+ * exclusivity; what is reused and adjacent is committed at once.
  */
 static void wp_page_reuse(struct vm_fault *vmf, struct folio *folio,
 			  bool folio_exclusive)
 {
 	struct vm_area_struct *vma = vmf->vma;
+	const fpb_t flags = FPB_RESPECT_WRITE | (vma_soft_dirty_enabled(vma) ?
+						 FPB_RESPECT_SOFT_DIRTY : 0);
 	unsigned long start = vmf->address, end = start + PAGE_SIZE, addr;
-	unsigned long reused = 0, run_addr = 0;
-	pte_t *ptep, *run_ptep = NULL, run_pte = vmf->orig_pte;
-	unsigned int nr = 0;
+	struct wp_reuse_run run = { .nr = 0 };
+	unsigned long reused = 0;
+	unsigned int nr;
+	pte_t *ptep;
 
 	if (folio && folio_test_large(folio) && (vma->vm_flags & VM_WRITE) &&
 	    machine.variant.wp_reuse_max > 1) {
@@ -288,30 +380,41 @@ static void wp_page_reuse(struct vm_fault *vmf, struct folio *folio,
 			folio_exclusive = wp_can_reuse_anon_folio(folio, vma);
 	}
 	ptep = vmf->pte - ((vmf->address - start) >> PAGE_SHIFT);
-	for (addr = start; addr < end; addr += PAGE_SIZE, ptep++) {
-		pte_t pte = addr == vmf->address ? vmf->orig_pte : ptep_get(ptep);
+	for (addr = start; addr < end; addr += nr << PAGE_SHIFT, ptep += nr) {
+		const bool fault = addr == vmf->address;
+		pte_t pte = fault ? vmf->orig_pte : ptep_get(ptep);
+		unsigned int batch = 1, max_nr = 1;
 
-		if (addr != vmf->address) {
-			if (!wp_reuse_pte_qualifies(vmf, folio, addr, pte,
-						    folio_exclusive)) {
-				if (nr)
-					wp_reuse_ptes(vma, run_addr, run_ptep,
-						      run_pte, nr);
-				nr = 0;
-				continue;
-			}
-			SetPageAnonExclusive(pte_page(pte));
+		nr = 1;
+		if (fault) {
+			if (end - addr > PAGE_SIZE &&
+			    wp_reuse_pte_qualifies(vmf, folio, addr, pte))
+				max_nr = (end - addr) >> PAGE_SHIFT;
+		} else if (wp_reuse_pte_qualifies(vmf, folio, addr, pte)) {
+			/* A batch before the faulting PTE stops short of it. */
+			max_nr = ((addr < vmf->address ? vmf->address : end) -
+				  addr) >> PAGE_SHIFT;
+		} else {
+			wp_reuse_run_end(vma, &run);
+			continue;
 		}
-		if (!nr) {
-			run_addr = addr;
-			run_ptep = ptep;
-			run_pte = pte;
+		if (max_nr > 1)
+			batch = folio_pte_batch_flags(folio, vma, ptep, &pte,
+						      max_nr, flags);
+		reused += wp_reuse_exclusive(vma, &run, addr, ptep, pte, batch,
+					     folio_exclusive);
+		nr = batch;
+		/*
+		 * The window is cut to the folio, so the scan's own folio bound
+		 * is never the shorter one: a batch short of max_nr stopped at
+		 * an entry it read, which does not qualify.
+		 */
+		if (batch < max_nr) {
+			wp_reuse_run_end(vma, &run);
+			nr++;
 		}
-		nr++;
-		reused++;
 	}
-	if (nr)
-		wp_reuse_ptes(vma, run_addr, run_ptep, run_pte, nr);
+	wp_reuse_run_end(vma, &run);
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
 	count_stat(fault_wp_reuse);
 	count_stat_n(wp_reuse_ptes, reused);

@@ -45,7 +45,11 @@ static inline bool spin_is_locked(spinlock_t *l)
 
 /* Per-page flags (struct page::flags). */
 enum pageflags {
-	PG_anon_exclusive,	/* PageAnonExclusive: see spec-gup-fork.md 1.2 */
+	/*
+	 * PageAnonExclusive: mapped by one MM only, so it may be mapped
+	 * writable or pinned; per page (a PMD mapping: on the head page).
+	 */
+	PG_anon_exclusive,
 	PG_head,		/* first page of a large folio (compound head) */
 	PG_tail,		/* any other page of a large folio */
 	PG_buddy,		/* free, on a buddy free list (head of a block) */

@@ -60,20 +60,6 @@ static bool maybe_change_pte_writable(struct vm_area_struct *vma, pte_t pte)
 	return !pte_uffd_wp(pte);
 }
 
-/* How many pages from @idx share the PageAnonExclusive value @expected. */
-static unsigned int page_anon_exclusive_sub_batch(unsigned int idx,
-						  unsigned int max_len,
-						  struct page *first_page,
-						  bool expected)
-{
-	unsigned int len = 1;
-
-	while (len < max_len &&
-	       PageAnonExclusive(first_page + idx + len) == expected)
-		len++;
-	return len;
-}
-
 /*
  * commit_anon_folio_batch(): exclusivity is per page, so split the batch
  * into runs of equal PageAnonExclusive - starting at the batch's own first
@@ -90,8 +76,8 @@ static void commit_anon_folio_batch(struct mmu_gather *tlb,
 
 	while (nr) {
 		bool excl = PageAnonExclusive(first_page + idx);
-		unsigned int len = page_anon_exclusive_sub_batch(idx, nr,
-							first_page, excl);
+		unsigned int len = 1 + page_anon_exclusive_sub_batch(
+					first_page + idx + 1, nr - 1, excl);
 
 		prot_commit_flush_ptes(tlb, vma, addr, ptep, oldpte, ptent,
 				       len, idx, excl);

@@ -29,6 +29,41 @@ pmd_t *walk_to_pmd(struct mm_struct *mm, unsigned long addr)
 	return pmd_offset(pud, addr);
 }
 
+/*
+ * lookup_addr(): what maps @addr in @mm - nothing, an empty PMD, a PMD
+ * leaf or a PTE table's entry - for the model's own bookkeeping, never
+ * for the kernel's walks: snapshots (pb_observe), the checker's audit of
+ * the TLBs, explore's state digest and the tests.  It takes no lock and
+ * its reads are entry_read_raw(): a look from outside the machine costs
+ * the model nothing, so no counter moves (and on arm64 a contiguous
+ * block's access/dirty bits are not gathered: none of these asks them).
+ */
+void lookup_addr(struct mm_struct *mm, unsigned long addr,
+		 struct addr_lookup *found)
+{
+	pmd_t *pmdp = walk_to_pmd(mm, addr);
+	pmd_t pmd;
+
+	found->entry = __pte(0);
+	found->pfn = 0;
+	if (!pmdp) {
+		found->level = ADDR_NO_PMD;
+		return;
+	}
+	pmd = __pmd(entry_read_raw(pmdp));
+	if (pmd_none(pmd)) {
+		found->level = ADDR_PMD_NONE;
+	} else if (pmd_leaf(pmd)) {
+		found->level = ADDR_PMD_LEAF;
+		found->entry = pmd_pte(pmd);
+		found->pfn = pmd_pfn(pmd) + ((addr & ~PMD_MASK) >> PAGE_SHIFT);
+	} else {
+		found->level = ADDR_PTE;
+		found->entry = __pte(entry_read_raw(pte_offset(pmd, addr)));
+		found->pfn = pte_pfn(found->entry);
+	}
+}
+
 /* Populate one upper-level entry with a fresh table if it is empty. */
 static int populate_entry(struct mm_struct *mm, void *entryp)
 {

@@ -5,7 +5,9 @@
  * atomics, so lockless readers (GUP-fast, the simulated MMU) are correct by
  * the language's rules.  Relaxed loads and stores stand for READ_ONCE and
  * WRITE_ONCE; where the kernel relies on a barrier the ordering is named.
- * Every entry access is counted (pte_read / pte_write).
+ * Every PTE and PMD access of the kernel's code is counted (pte_read /
+ * pte_write); the MMU's walk and the model's own look-ups (lookup_addr())
+ * read with entry_read_raw(), uncounted.
  */
 #ifndef MM_PGTABLE_H
 #define MM_PGTABLE_H
@@ -208,10 +210,40 @@ static inline pte_t ptep_get_lockless(pte_t *ptep)
 	count_stat(pte_read);
 	return __pte(entry_read_halves_lockless(ptep));
 }
+/*
+ * ptep_get_batch(): how folio_pte_batch_flags() reads each entry after
+ * the first - as ptep_get_lockless() if @lockless (no PTL: a store may
+ * land between the two halves, and only the lockless re-read catches
+ * it), as ptep_get() otherwise - but uncounted: the load is added to
+ * *@reads, and the scan counts them all at once, so the counter is not a
+ * store per entry.
+ */
+static inline pte_t ptep_get_batch(pte_t *ptep, bool lockless,
+				   unsigned int *reads)
+{
+	(*reads)++;
+	return __pte(lockless ? entry_read_halves_lockless(ptep) :
+				entry_read_halves(ptep));
+}
 #else
 /* 64-bit entries are read in one access on x86-64: no torn reads. */
 static inline pte_t ptep_get_lockless(pte_t *ptep) { return __ptep_get(ptep); }
+/* One relaxed load serves both: ptep_get_lockless() is a single load. */
+static inline pte_t ptep_get_batch(pte_t *ptep, bool lockless,
+				   unsigned int *reads)
+{
+	(void)lockless;
+	(*reads)++;
+	return __pte(entry_read_raw(ptep));
+}
 #endif
+/* How many entries from @ptep are known to be alike: 1 without contpte. */
+static inline unsigned int pte_batch_hint(pte_t *ptep, pte_t pte)
+{
+	(void)ptep;
+	(void)pte;
+	return 1;
+}
 /*
  * The setters take the mm and address as Linux's do: x86 needs neither,
  * arm64 needs both to unfold a contiguous block (a TLB invalidation).
@@ -275,8 +307,8 @@ static inline int ptep_set_access_flags(struct vm_area_struct *vma,
  * ptep_set_access_flags() over @nr entries mapping the consecutive pages
  * @entry starts at: entry by entry here; arm64 changes whole contiguous
  * blocks at once.  Not in mainline: its caller is the batched write-fault
- * reuse of seed 003; named like the other batched entry points
- * (wrprotect_ptes(), get_and_clear_full_ptes()).
+ * reuse (wp_page_reuse(), a proposal); named like the other batched entry
+ * points (wrprotect_ptes(), get_and_clear_full_ptes()).
  */
 static inline int set_access_flags_ptes(struct vm_area_struct *vma,
 					unsigned long addr, pte_t *ptep,
@@ -378,7 +410,25 @@ static inline spinlock_t *pmd_lock(struct mm_struct *mm, pmd_t *pmdp)
 	return ptl;
 }
 
+/*
+ * What lookup_addr() found at an address: the levels a walk can stop at.
+ * Not a kernel concept - the model's own bookkeeping asks it (below).
+ */
+enum addr_level {
+	ADDR_NO_PMD,		/* an upper-level table is missing */
+	ADDR_PMD_NONE,		/* the PMD entry is empty */
+	ADDR_PMD_LEAF,		/* a huge PMD maps the address */
+	ADDR_PTE,		/* a PTE table: its entry, none or not */
+};
+struct addr_lookup {
+	enum addr_level level;
+	pte_t entry;		/* the PTE, or the PMD leaf as a PTE; else 0 */
+	unsigned long pfn;	/* the page at the address (of a leaf: + offset) */
+};
+
 /* pgtable.c */
+void lookup_addr(struct mm_struct *mm, unsigned long addr,
+		 struct addr_lookup *found);
 pmd_t *walk_to_pmd(struct mm_struct *mm, unsigned long addr);
 pmd_t *pmd_alloc_walk(struct mm_struct *mm, unsigned long addr);
 int __pte_alloc(struct mm_struct *mm, pmd_t *pmdp);

@@ -1,8 +1,8 @@
 /*
  * pte_batch.h: folio_pte_batch_flags(), the one helper every batched PTE
  * walker uses to find how many consecutive PTEs map consecutive pages of
- * one large folio with the same bits (mm/internal.h, spec-gup-fork.md 7,
- * spec-fault-mprotect.md 4).  Inline, so each caller's flags fold away.
+ * one large folio with the same bits (the kernel's is in mm/internal.h).
+ * Inline, so each caller's flags fold away.
  */
 #ifndef MM_PTE_BATCH_H
 #define MM_PTE_BATCH_H
@@ -21,18 +21,12 @@ typedef unsigned int fpb_t;
 #define FPB_MERGE_WRITE		(1U << 3)
 /* OR young and dirty of later PTEs into *ptentp. */
 #define FPB_MERGE_YOUNG_DIRTY	(1U << 4)
-/* Read entries as a lockless walker must (GUP-fast; the seed proposal). */
+/*
+ * Read entries as a lockless walker must: GUP-fast's batch scan, which
+ * holds no PTL (proposed with "mm: gup: batch PTE-mapped large folios in
+ * gup_fast_pte_range()"; not in mainline).
+ */
 #define FPB_LOCKLESS		(1U << 5)
-
-#ifndef ARCH_HAS_CONTPTE
-/* How many entries from @ptep are known to be alike: 1 without contpte. */
-static inline unsigned int pte_batch_hint(pte_t *ptep, pte_t pte)
-{
-	(void)ptep;
-	(void)pte;
-	return 1;
-}
-#endif
 
 /* Normalise the bits a batch ignores; young is always ignored. */
 static inline pte_t __pte_batch_clear_ignored(pte_t pte, fpb_t flags)
@@ -87,33 +81,8 @@ static inline unsigned int folio_pte_batch_flags(struct folio *folio,
 	while (nr < max_nr) {
 		if (PB_HOOKS && (flags & FPB_LOCKLESS))
 			hook_gup_fast(GUP_STEP_BATCH_READ, ptep, nr);
-		/*
-		 * One relaxed load each (ptep_get_lockless is a single load on
-		 * x86-64); the reads are counted once, after the scan, so the
-		 * counter does not become a store per entry.
-		 */
-#ifdef CONFIG_X86_PAE
-		/*
-		 * Two 32-bit loads: without the PTL a store can tear a plain
-		 * read, and only ptep_get_lockless()'s re-read catches it.
-		 */
-		pte = __pte((flags & FPB_LOCKLESS) ?
-			    entry_read_halves_lockless(ptep) :
-			    entry_read_halves(ptep));
-#elif defined(ARCH_HAS_CONTPTE)
-		/*
-		 * arm64 reads as its folio_pte_batch() does: ptep_get() gathers
-		 * a folded block's access/dirty bits (and leaks CONT, so a
-		 * batch stops where CONT changes) and counts what it reads.
-		 */
-		pte = (flags & FPB_LOCKLESS) ? ptep_get_lockless(ptep) :
-					       ptep_get(ptep);
-#else
-		pte = __pte(entry_read_raw(ptep));
-#endif
-#ifndef ARCH_HAS_CONTPTE
-		reads++;
-#endif
+		/* The arch's read; what it leaves uncounted is counted below. */
+		pte = ptep_get_batch(ptep, flags & FPB_LOCKLESS, &reads);
 		if (!pte_same(__pte_batch_clear_ignored(pte, flags), expected_pte))
 			break;
 		if (guard_write && unlikely(pte_write(pte) != writable))

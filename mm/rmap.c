@@ -1,6 +1,6 @@
 /*
- * rmap.c: mapcounts, per-MM ownership and PageAnonExclusive bookkeeping
- * (mm/rmap.c, include/linux/rmap.h).
+ * rmap.c: anon_vmas, mapcounts, per-MM ownership and PageAnonExclusive
+ * bookkeeping (mm/rmap.c, include/linux/rmap.h).
  *
  * Counting rule: each mapping (a PTE, or a PMD of a PMD-mapped folio)
  * holds one folio reference, taken before the mapcount when mapping and
@@ -8,7 +8,79 @@
  * functions own the mapcounts.  Large folios track up to two owning MMs
  * (CONFIG_MM_ID) so "maybe mapped shared" can be answered without rmap.
  */
+#include <stdlib.h>
+
 #include "mm/internal.h"
+
+/*
+ * anon_vmas are reference-counted: one reference per VMA using it (a
+ * split or a merge shares it), and a forked one holds its root's.
+ */
+struct anon_vma *anon_vma_get(struct anon_vma *av)
+{
+	if (av)
+		atomic_fetch_add(&av->refcount, 1);
+	return av;
+}
+
+void anon_vma_put(struct anon_vma *av)
+{
+	if (av && atomic_fetch_sub(&av->refcount, 1) == 1) {
+		struct anon_vma *root = av->root;
+
+		free(av);
+		if (root != av)
+			anon_vma_put(root);
+	}
+}
+
+/*
+ * The first fault of a VMA gives it an anon_vma.  The model's anon_vma
+ * only decides VMA merging and is what folio->mapping points at; the
+ * reverse-map walk itself is not modelled.
+ */
+int anon_vma_prepare(struct vm_area_struct *vma)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct anon_vma *av;
+
+	/* Acquire: pairs with the release below, the anon_vma is ready. */
+	if (likely(atomic_load_explicit(&vma->anon_vma, memory_order_acquire)))
+		return 0;
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -ENOMEM;
+	av->root = av;
+	atomic_init(&av->refcount, 1);
+	/*
+	 * __anon_vma_prepare(): faults on the same VMA run side by side under
+	 * mmap_lock for read; page_table_lock decides which one's anon_vma
+	 * the VMA keeps, the others give theirs back.
+	 */
+	spin_lock(&mm->page_table_lock);
+	if (!atomic_load_explicit(&vma->anon_vma, memory_order_relaxed)) {
+		atomic_store_explicit(&vma->anon_vma, av, memory_order_release);
+		av = NULL;
+	}
+	spin_unlock(&mm->page_table_lock);
+	free(av);
+	return 0;
+}
+
+/* anon_vma_fork(): the child's VMA gets its own anon_vma under the root. */
+struct anon_vma *anon_vma_fork(struct vm_area_struct *vma)
+{
+	struct anon_vma *av;
+
+	if (!vma->anon_vma)
+		return NULL;
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return NULL;
+	av->root = anon_vma_get(vma->anon_vma->root);
+	atomic_init(&av->refcount, 1);
+	return av;
+}
 
 /* folio_add_return_large_mapcount(): @diff mappings by @vma's MM. */
 static void folio_add_large_mapcount(struct folio *folio, int diff,
@@ -130,7 +202,9 @@ void folio_add_anon_rmap_ptes(struct folio *folio, struct page *page, int nr,
 /*
  * fork: duplicate the mappings of @nr pages into @dst_vma.  If the folio
  * may be pinned and any page is exclusive, fail with -EBUSY without
- * changing anything: the caller must copy instead (spec-gup-fork.md 5.4).
+ * changing anything: the caller must copy instead - once shared, the
+ * parent's next write would copy the page, and the pinned page would no
+ * longer be the one the parent maps.
  */
 int folio_try_dup_anon_rmap_ptes(struct folio *folio, struct page *page,
 				 int nr, struct vm_area_struct *dst_vma,

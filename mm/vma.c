@@ -13,58 +13,6 @@
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
 
-static pthread_mutex_t mm_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mm_struct **mm_registry;
-static int nr_mm_registry, cap_mm_registry;
-
-void mm_registry_add(struct mm_struct *mm)
-{
-	pthread_mutex_lock(&mm_registry_lock);
-	if (nr_mm_registry == cap_mm_registry) {
-		int cap = cap_mm_registry ? 2 * cap_mm_registry : 16;
-		struct mm_struct **n = realloc(mm_registry, cap * sizeof(*n));
-
-		if (!n)
-			abort();	/* host out of memory: not a model state */
-		mm_registry = n;
-		cap_mm_registry = cap;
-	}
-	mm_registry[nr_mm_registry++] = mm;
-	pthread_mutex_unlock(&mm_registry_lock);
-}
-
-void mm_registry_del(struct mm_struct *mm)
-{
-	int i;
-
-	pthread_mutex_lock(&mm_registry_lock);
-	for (i = 0; i < nr_mm_registry; i++) {
-		if (mm_registry[i] == mm) {
-			memmove(&mm_registry[i], &mm_registry[i + 1],
-				(nr_mm_registry - i - 1) * sizeof(*mm_registry));
-			nr_mm_registry--;
-			break;
-		}
-	}
-	if (!nr_mm_registry) {
-		free(mm_registry);
-		mm_registry = NULL;
-		cap_mm_registry = 0;
-	}
-	pthread_mutex_unlock(&mm_registry_lock);
-}
-
-void mm_registry_for_each(void (*fn)(struct mm_struct *mm, void *arg),
-			  void *arg)
-{
-	int i;
-
-	pthread_mutex_lock(&mm_registry_lock);
-	for (i = 0; i < nr_mm_registry; i++)
-		fn(mm_registry[i], arg);
-	pthread_mutex_unlock(&mm_registry_lock);
-}
-
 struct mm_struct *mm_alloc(void)
 {
 	struct mm_struct *mm = calloc(1, sizeof(*mm));
@@ -91,57 +39,6 @@ void mm_free(struct mm_struct *mm)
 	free(mm->vmas);
 	pthread_rwlock_destroy(&mm->mmap_lock);
 	free(mm);
-}
-
-struct anon_vma *anon_vma_get(struct anon_vma *av)
-{
-	if (av)
-		atomic_fetch_add(&av->refcount, 1);
-	return av;
-}
-
-void anon_vma_put(struct anon_vma *av)
-{
-	if (av && atomic_fetch_sub(&av->refcount, 1) == 1) {
-		struct anon_vma *root = av->root;
-
-		free(av);
-		if (root != av)
-			anon_vma_put(root);
-	}
-}
-
-/*
- * The first fault of a VMA gives it an anon_vma.  The model's anon_vma
- * only decides VMA merging and is what folio->mapping points at; the
- * reverse-map walk itself is not modelled.
- */
-int anon_vma_prepare(struct vm_area_struct *vma)
-{
-	struct mm_struct *mm = vma->vm_mm;
-	struct anon_vma *av;
-
-	/* Acquire: pairs with the release below, the anon_vma is ready. */
-	if (likely(atomic_load_explicit(&vma->anon_vma, memory_order_acquire)))
-		return 0;
-	av = calloc(1, sizeof(*av));
-	if (!av)
-		return -ENOMEM;
-	av->root = av;
-	atomic_init(&av->refcount, 1);
-	/*
-	 * __anon_vma_prepare(): faults on the same VMA run side by side under
-	 * mmap_lock for read; page_table_lock decides which one's anon_vma
-	 * the VMA keeps, the others give theirs back.
-	 */
-	spin_lock(&mm->page_table_lock);
-	if (!atomic_load_explicit(&vma->anon_vma, memory_order_relaxed)) {
-		atomic_store_explicit(&vma->anon_vma, av, memory_order_release);
-		av = NULL;
-	}
-	spin_unlock(&mm->page_table_lock);
-	free(av);
-	return 0;
 }
 
 struct vm_area_struct *vm_area_alloc(struct mm_struct *mm)

@@ -92,7 +92,10 @@
 #define CONT_PTE_MASK		(~(CONT_PTE_SIZE - 1))
 /* The contpte layer (mm/arch/contpte.h) provides the public PTE API. */
 #define ARCH_HAS_CONTPTE	1
-/* A write-fault reuse rewrites exactly one block (seed 003). */
+/*
+ * The write-fault reuse window is one block: relaxed in place, a folded
+ * block stays folded, with one invalidation (contpte_set_access_flags_ptes).
+ */
 #define WP_REUSE_MAX_NR_PTES	CONT_PTES
 
 /* Protections (pgprot-prot.h); every user page is nG, never executable here. */

@@ -1,7 +1,7 @@
 /*
  * contpte.c: the out-of-line half of arm64's contiguous-PTE management
- * (arch/arm64/mm/contpte.c; the rules are listed in mm/arch/contpte.h and
- * spec-fault-mprotect.md 5), and __ptep_set_access_flags()
+ * (arch/arm64/mm/contpte.c; the rules are listed in mm/arch/contpte.h),
+ * and __ptep_set_access_flags()
  * (arch/arm64/mm/fault.c).  Compiled only for arm64 (Makefile).
  *
  * Counters: contpte_convert counts every repaint of a block (fold or
@@ -271,7 +271,8 @@ static bool contpte_access_flags_match(pte_t *ptep, pte_t entry)
  * fixed up in place on the whole block (one invalidation of the block if
  * dirty); a change of the write bit would leave the block with mixed
  * permissions, so the block is unfolded and only the one entry changed.
- * That unfold is what every write-fault reuse after fork pays today.
+ * That unfold is what a one-PTE write-fault reuse after fork pays (mainline,
+ * wp_reuse_max = 1).
  */
 int contpte_ptep_set_access_flags(struct vm_area_struct *vma,
 				  unsigned long addr, pte_t *ptep,
@@ -300,7 +301,7 @@ int contpte_ptep_set_access_flags(struct vm_area_struct *vma,
 }
 
 /*
- * The batched write-fault reuse (seed 003) over @nr entries mapping the
+ * The batched write-fault reuse (wp_page_reuse()) over @nr entries mapping the
  * consecutive pages @entry starts at.  Blocks covered only partly are
  * unfolded (a block may not end up with mixed write bits); whole blocks
  * are relaxed in place and stay folded - the reverse of

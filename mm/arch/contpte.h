@@ -1,7 +1,7 @@
 /*
  * contpte.h: arm64's public PTE API, which manages the contiguous bit of
  * user mappings behind the core code's back (arch/arm64/include/asm/
- * pgtable.h, the CONFIG_ARM64_CONTPTE half; spec-fault-mprotect.md 5).
+ * pgtable.h, the CONFIG_ARM64_CONTPTE half).
  * Included by mm/pgtable.h after the raw one-entry accessors (the __
  * forms), on top of which everything here is built; the out-of-line
  * halves are in mm/arch/contpte.c.
@@ -103,6 +103,19 @@ static inline pte_t ptep_get_lockless(pte_t *ptep)
 	if (likely(!pte_valid_cont(pte)))
 		return pte;
 	return contpte_ptep_get_lockless(ptep);
+}
+
+/*
+ * The batch scan's read (folio_pte_batch_flags(), see mm/pgtable.h) is
+ * arm64's own folio_pte_batch() read: ptep_get() gathers a folded block's
+ * access/dirty bits and leaks CONT, so a batch stops where CONT changes.
+ * It counts what it loads as it gathers, so nothing is left in *@reads.
+ */
+static inline pte_t ptep_get_batch(pte_t *ptep, bool lockless,
+				   unsigned int *reads)
+{
+	(void)reads;
+	return lockless ? ptep_get_lockless(ptep) : ptep_get(ptep);
 }
 
 /*

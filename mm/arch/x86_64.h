@@ -4,8 +4,8 @@
  * x86_64.h: the x86-64 entry format and the pte_*()/pmd_*() helpers the
  * generic code asks questions with.  Bit positions follow
  * arch/x86/include/asm/pgtable_types.h; the dirty/SavedDirty/shadow-stack
- * rules follow arch/x86/include/asm/pgtable.h (see spec-fault-mprotect.md
- * section 6).  A test (tests/unit/test_pte.c) pins the bit values.
+ * rules follow arch/x86/include/asm/pgtable.h.  A test
+ * (tests/unit/test_pte.c) pins the bit values.
  */
 #ifndef MM_ARCH_X86_64_H
 #define MM_ARCH_X86_64_H

@@ -445,14 +445,12 @@ static inline pte_t *t_ptep(struct pb_proc *p, unsigned long addr)
  */
 static inline pte_t t_entry(struct pb_proc *p, unsigned long addr, bool *huge)
 {
-	pmd_t pmd = t_pmd(p, addr);
-	bool leaf = !pmd_none(pmd) && pmd_leaf(pmd);
+	struct addr_lookup found;
 
+	lookup_addr(mm_of(p), addr, &found);
 	if (huge)
-		*huge = leaf;
-	if (pmd_none(pmd))
-		return __pte(0);
-	return leaf ? pmd_pte(pmd) : ptep_get(pte_offset(pmd, addr));
+		*huge = found.level == ADDR_PMD_LEAF;
+	return found.entry;
 }
 
 static inline bool t_writable(struct pb_proc *p, unsigned long addr)

@@ -281,23 +281,6 @@ static int os_prot(enum scn_prot prot)
 	return PROT_READ | PROT_WRITE;
 }
 
-static int os_advice(enum scn_advice advice)
-{
-	switch (advice) {
-	case SCN_ADV_DONTNEED:
-		return MADV_DONTNEED;
-	case SCN_ADV_HUGEPAGE:
-		return MADV_HUGEPAGE;
-	case SCN_ADV_NOHUGEPAGE:
-		return MADV_NOHUGEPAGE;
-	case SCN_ADV_DONTFORK:
-		return MADV_DONTFORK;
-	case SCN_ADV_DOFORK:
-		break;
-	}
-	return MADV_DOFORK;
-}
-
 /* The protection a split goes through: another one, and back. */
 static int other_prot(int prot)
 {
@@ -490,7 +473,7 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		return do_simple(k, proc, &c, res);
 	case ST_MADVISE:
 		c.op = KOP_MADVISE;
-		c.advice = os_advice(st->advice);
+		c.advice = st->advice;
 		return do_simple(k, proc, &c, res);
 	case ST_WRITE:
 	case ST_READ:

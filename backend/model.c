@@ -140,23 +140,6 @@ static int pb_prot(enum scn_prot prot)
 	return PB_PROT_READ | PB_PROT_WRITE;
 }
 
-static enum pb_advice pb_advice(enum scn_advice advice)
-{
-	switch (advice) {
-	case SCN_ADV_DONTNEED:
-		return PB_MADV_DONTNEED;
-	case SCN_ADV_HUGEPAGE:
-		return PB_MADV_HUGEPAGE;
-	case SCN_ADV_NOHUGEPAGE:
-		return PB_MADV_NOHUGEPAGE;
-	case SCN_ADV_DONTFORK:
-		return PB_MADV_DONTFORK;
-	case SCN_ADV_DOFORK:
-		break;
-	}
-	return PB_MADV_DOFORK;
-}
-
 static int do_mmap(struct model *m, struct model_proc *p,
 		   const struct stmt *st)
 {
@@ -174,8 +157,8 @@ static int do_mmap(struct model *m, struct model_proc *p,
 	if (ret || st->huge == SCN_HUGE_DEFAULT)
 		return ret;
 	return pb_madvise(p->pb, addr, st->len,
-			  st->huge == SCN_HUGE_HUGEPAGE ? PB_MADV_HUGEPAGE :
-							  PB_MADV_NOHUGEPAGE);
+			  st->huge == SCN_HUGE_HUGEPAGE ? MADV_HUGEPAGE :
+							  MADV_NOHUGEPAGE);
 }
 
 /*
@@ -346,7 +329,7 @@ static int model_do(struct model *m, struct model_proc *p,
 	case ST_MPROTECT:
 		return pb_mprotect(p->pb, addr, st->len, pb_prot(st->prot));
 	case ST_MADVISE:
-		return pb_madvise(p->pb, addr, st->len, pb_advice(st->advice));
+		return pb_madvise(p->pb, addr, st->len, st->advice);
 	case ST_WRITE:
 	case ST_READ:
 		return do_access(p, addr, st);

@@ -244,7 +244,7 @@ int bench_model_region(struct pb_proc **procp, unsigned long addr,
 		return err;
 	err = pb_mmap(p, addr, size, PB_PROT_READ | PB_PROT_WRITE);
 	if (!err && m == FOLIO_4K)
-		err = pb_madvise(p, addr, size, PB_MADV_NOHUGEPAGE);
+		err = pb_madvise(p, addr, size, MADV_NOHUGEPAGE);
 	for (a = addr; !err && a < addr + size; a += page)
 		err = pb_store(p, 0, a, 1);
 	if (!err && m == FOLIO_2M_PTE)

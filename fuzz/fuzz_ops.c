@@ -87,9 +87,9 @@ static const enum op_kind op_codes[16] = {
 	OP_MREMAP, OP_STORE, OP_LOAD,
 };
 
-static const enum pb_advice advices[] = {
-	PB_MADV_DONTNEED, PB_MADV_HUGEPAGE, PB_MADV_NOHUGEPAGE,
-	PB_MADV_DONTFORK, PB_MADV_DOFORK,
+static const int advices[] = {
+	MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE,
+	MADV_DONTFORK, MADV_DOFORK,
 };
 
 /* PB_PROT_* bits: PB_PROT_WRITE alone is a write-only mapping. */
@@ -457,8 +457,8 @@ static void do_op(struct run *run, const struct op *op, struct result *r)
 		r->ret = pb_mmap(p, op->addr, len, op->arg & 3);
 		if (!r->ret && (op->arg & 12))
 			r->ret = pb_madvise(p, op->addr, len, op->arg & 4 ?
-					    PB_MADV_HUGEPAGE :
-					    PB_MADV_NOHUGEPAGE);
+					    MADV_HUGEPAGE :
+					    MADV_NOHUGEPAGE);
 		break;
 	case OP_MUNMAP:
 		r->ret = pb_munmap(p, op->addr, len);

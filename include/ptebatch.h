@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 
 /* Machine configuration. */
 struct pb_config {
@@ -147,15 +148,14 @@ int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len);
 int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		int prot);
 
-enum pb_advice {
-	PB_MADV_DONTNEED,
-	PB_MADV_HUGEPAGE,
-	PB_MADV_NOHUGEPAGE,
-	PB_MADV_DONTFORK,
-	PB_MADV_DOFORK,
-};
+/*
+ * madvise() with Linux's advice values (MADV_* of <sys/mman.h>): the model
+ * takes MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_DONTFORK and
+ * MADV_DOFORK, and refuses any other with -EINVAL, as Linux refuses an
+ * advice it does not know.
+ */
 int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,
-	       enum pb_advice advice);
+	       int advice);
 /* mremap(old, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, new). */
 int pb_mremap(struct pb_proc *proc, unsigned long old_addr, unsigned long len,
 	      unsigned long new_addr);

@@ -159,7 +159,7 @@ int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 }
 
 int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,
-	       enum pb_advice advice)
+	       int advice)
 {
 	AS_TASK(proc);
 	return do_madvise(proc->mm, addr, len, advice);

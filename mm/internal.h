@@ -501,7 +501,7 @@ void exit_mmap(struct mm_struct *mm);
 int do_mprotect(struct mm_struct *mm, unsigned long start, unsigned long len,
 		unsigned long prot_flags);
 int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
-	       enum pb_advice advice);
+	       int advice);
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 	      unsigned long new_addr);
 

@@ -7,16 +7,31 @@
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
 
-static unsigned long advice_flags(unsigned long flags, enum pb_advice advice)
+/* The advices the model knows; Linux fails any other with -EINVAL. */
+static bool madvise_behavior_valid(int advice)
 {
 	switch (advice) {
-	case PB_MADV_HUGEPAGE:
+	case MADV_DONTNEED:
+	case MADV_HUGEPAGE:
+	case MADV_NOHUGEPAGE:
+	case MADV_DONTFORK:
+	case MADV_DOFORK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static unsigned long advice_flags(unsigned long flags, int advice)
+{
+	switch (advice) {
+	case MADV_HUGEPAGE:
 		return (flags & ~VM_NOHUGEPAGE) | VM_HUGEPAGE;
-	case PB_MADV_NOHUGEPAGE:
+	case MADV_NOHUGEPAGE:
 		return (flags & ~VM_HUGEPAGE) | VM_NOHUGEPAGE;
-	case PB_MADV_DONTFORK:
+	case MADV_DONTFORK:
 		return flags | VM_DONTCOPY;
-	case PB_MADV_DOFORK:
+	case MADV_DOFORK:
 		return flags & ~VM_DONTCOPY;
 	default:
 		return flags;
@@ -24,12 +39,14 @@ static unsigned long advice_flags(unsigned long flags, enum pb_advice advice)
 }
 
 int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
-	       enum pb_advice advice)
+	       int advice)
 {
-	const bool dontneed = advice == PB_MADV_DONTNEED;
+	const bool dontneed = advice == MADV_DONTNEED;
 	unsigned long end, addr;
 	int err = 0, unmapped = 0;
 
+	if (!madvise_behavior_valid(advice))
+		return -EINVAL;
 	if (start & ~PAGE_MASK)
 		return -EINVAL;
 	len = ALIGN(len, PAGE_SIZE);

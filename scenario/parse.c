@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "scenario/scenario.h"
@@ -453,11 +454,11 @@ static const struct keyword prots[] = {
 };
 
 static const struct keyword advices[] = {
-	{ "dontneed", SCN_ADV_DONTNEED },
-	{ "hugepage", SCN_ADV_HUGEPAGE },
-	{ "nohugepage", SCN_ADV_NOHUGEPAGE },
-	{ "dontfork", SCN_ADV_DONTFORK },
-	{ "dofork", SCN_ADV_DOFORK },
+	{ "dontneed", MADV_DONTNEED },
+	{ "hugepage", MADV_HUGEPAGE },
+	{ "nohugepage", MADV_NOHUGEPAGE },
+	{ "dontfork", MADV_DONTFORK },
+	{ "dofork", MADV_DOFORK },
 	KEYWORD_END
 };
 

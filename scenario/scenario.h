@@ -76,13 +76,6 @@ enum stmt_kind {
 
 enum scn_prot { SCN_PROT_NONE, SCN_PROT_R, SCN_PROT_RW };
 
-enum scn_advice {
-	SCN_ADV_DONTNEED,
-	SCN_ADV_HUGEPAGE,
-	SCN_ADV_NOHUGEPAGE,
-	SCN_ADV_DONTFORK,
-	SCN_ADV_DOFORK,
-};
 
 enum scn_policy { SCN_POL_NEVER, SCN_POL_ALWAYS, SCN_POL_MADVISE, SCN_POL_INHERIT };
 
@@ -100,7 +93,7 @@ struct stmt {
 	uint8_t value;		/* write/dio-read: explicit or 1 + (number % 255) */
 	enum scn_prot prot;	/* mmap, mprotect */
 	enum scn_hugeflag huge;	/* mmap */
-	enum scn_advice advice;	/* madvise */
+	int advice;		/* madvise: Linux's MADV_* value */
 	int child;		/* fork: new process id */
 	int handle;		/* register/unregister/vmsplice/drain */
 	int new_region;		/* mremap: region id of S */

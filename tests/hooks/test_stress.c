@@ -338,7 +338,7 @@ static void mutator2_round(unsigned int *s)
 		if (addr + len > ADDR_A + REGION)
 			len = ADDR_A + REGION - addr;
 		if (rnd(s) % 2) {
-			pb_madvise(st.p, addr, len, PB_MADV_DONTNEED);
+			pb_madvise(st.p, addr, len, MADV_DONTNEED);
 		} else if (st.nr_children < MAX_CHILDREN) {
 			struct pb_proc *c;
 
@@ -500,7 +500,7 @@ static void stress(const char *preset, bool recheck, int rounds)
 	st.p = t_proc_map(ADDR_A, REGION, PB_PROT_READ | PB_PROT_WRITE);
 	if (!st.p)
 		goto out;
-	pb_madvise(st.p, ADDR_A, REGION, PB_MADV_HUGEPAGE);
+	pb_madvise(st.p, ADDR_A, REGION, MADV_HUGEPAGE);
 	t_fill(st.p, ADDR_A, NR_REGION_PAGES, 1);
 	watched = mm_of(st.p);
 	for (id = 0; id < NR_PINNERS; id++) {

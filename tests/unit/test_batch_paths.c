@@ -1109,11 +1109,11 @@ static void test_bug_write_stamped_on_shared(void)
 	p = t_proc();
 	for (b = 0; b < 2; b++) {
 		t_map_written(p, base[b], PAGES(16), 0x30);
-		EXPECT_EQ(pb_madvise(p, base[b], PAGES(8), PB_MADV_DONTFORK), 0);
+		EXPECT_EQ(pb_madvise(p, base[b], PAGES(8), MADV_DONTFORK), 0);
 	}
 	c[0] = t_fork(p);
 	for (b = 0; b < 2; b++)
-		EXPECT_EQ(pb_madvise(p, base[b], PAGES(8), PB_MADV_DOFORK), 0);
+		EXPECT_EQ(pb_madvise(p, base[b], PAGES(8), MADV_DOFORK), 0);
 	EXPECT_CLEAN();
 	for (b = 0; b < 2; b++) {
 		unsigned long a = base[b];

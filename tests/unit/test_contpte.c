@@ -801,7 +801,7 @@ static void mprotect_pass(unsigned long folio_pages, bool pmd, bool batch,
 	if (!p)
 		goto out;
 	if (pmd)
-		EXPECT_EQ(pb_madvise(p, ADDR_A, len, PB_MADV_HUGEPAGE), 0);
+		EXPECT_EQ(pb_madvise(p, ADDR_A, len, MADV_HUGEPAGE), 0);
 	if (!t_fill(p, ADDR_A, len / PAGE_SIZE, 1))
 		goto exit;
 	if (pmd) {

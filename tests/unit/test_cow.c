@@ -224,7 +224,7 @@ static void test_dontfork(void)
 
 	t_begin(SZ_64M);
 	p = t_proc_written(ADDR_A, 4 * PAGE_SIZE, 1);
-	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGE_SIZE, PAGE_SIZE, PB_MADV_DONTFORK), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGE_SIZE, PAGE_SIZE, MADV_DONTFORK), 0);
 	c = t_fork(p);
 	EXPECT_CLEAN();
 	EXPECT(t_page(c, ADDR_A).present);
@@ -255,7 +255,7 @@ static void test_holes_survive_fork(void)
 
 	t_begin_folios(SZ_64M, PAGES(16));
 	p = t_proc_written(ADDR_A, PAGES(16), 0);
-	EXPECT_EQ(pb_madvise(p, ADDR_A + 4 * PAGE_SIZE, 4 * PAGE_SIZE, PB_MADV_DONTNEED), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + 4 * PAGE_SIZE, 4 * PAGE_SIZE, MADV_DONTNEED), 0);
 	EXPECT_CLEAN();
 	c = t_fork(p);
 	EXPECT_CLEAN();

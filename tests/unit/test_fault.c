@@ -159,7 +159,7 @@ static void test_nohugepage(void)
 
 	t_begin_folios(SZ_64M, PAGES(16));
 	p = t_proc_map(ADDR_A, 2 * PAGES(16), RW);
-	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(16), PB_MADV_NOHUGEPAGE), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(16), MADV_NOHUGEPAGE), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(16), 2), 0);
 	EXPECT_CLEAN();
@@ -182,7 +182,7 @@ static void test_madvise_and_inherit_policy(void)
 	t_begin(SZ_64M);
 	EXPECT_EQ(pb_set_thp_policy(PAGES(16), PB_THP_MADVISE), 0);
 	p = t_proc_map(ADDR_A, 2 * PAGES(16), RW);
-	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGES(16), PAGES(16), PB_MADV_HUGEPAGE), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGES(16), PAGES(16), MADV_HUGEPAGE), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 1), 0);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A + PAGES(16), 2), 0);
 	EXPECT_CLEAN();

@@ -76,7 +76,7 @@ static bool ballast_fill(void)
 		ballast.p = t_proc_map(ADDR_BALLAST, TOO_MUCH, RW);
 		if (!ballast.p ||
 		    !EXPECT_EQ(pb_madvise(ballast.p, ADDR_BALLAST, TOO_MUCH,
-					  PB_MADV_NOHUGEPAGE), 0))
+					  MADV_NOHUGEPAGE), 0))
 			return false;
 	}
 	EXPECT_EQ(fill_until_error(ballast.p, ADDR_BALLAST + ballast.len,
@@ -94,7 +94,7 @@ static void ballast_release(unsigned long n)
 		return;
 	ballast.len -= n;
 	EXPECT_EQ(pb_madvise(ballast.p, ADDR_BALLAST + ballast.len, n,
-			     PB_MADV_DONTNEED), 0);
+			     MADV_DONTNEED), 0);
 }
 
 static void ballast_free(void)
@@ -190,7 +190,7 @@ static void body_fault_runs_out(void)
 	if (!p)
 		goto out;
 	if (c->hugepage)
-		EXPECT_EQ(pb_madvise(p, LIM_A, TOO_MUCH, PB_MADV_HUGEPAGE), 0);
+		EXPECT_EQ(pb_madvise(p, LIM_A, TOO_MUCH, MADV_HUGEPAGE), 0);
 	fails = alloc_fails();
 	err = fill_until_error(p, LIM_A, TOO_MUCH, 0x5a, &done);
 	EXPECT_EQ(err, -ENOMEM);

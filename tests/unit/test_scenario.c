@@ -333,7 +333,7 @@ static void test_parse_valid(void)
 	       st->at == 4096 && st->len == 65536 && s->nr_regions == 3 &&
 	       s->regions[2].len == 65536 && !strcmp(s->regions[2].name, "C"),
 	       "valid: mremap makes region C of LEN bytes");
-	tap_ok(s->stmts[15].advice == SCN_ADV_DONTFORK &&
+	tap_ok(s->stmts[15].advice == MADV_DONTFORK &&
 	       s->stmts[16].prot == SCN_PROT_NONE &&
 	       s->stmts[17].kind == ST_DIO_WRITE && s->stmts[17].value == 0,
 	       "valid: madvise, mprotect, dio-write");

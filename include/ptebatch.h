@@ -79,8 +79,8 @@ int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy);
  * A variant: which PTE-walking paths run batched over large folios, one
  * field per switch of ptebatch_switches.h.  Presets: "baseline" (nothing
  * batched), "upstream" (what mainline Linux batches today: fork, zap and
- * mprotect), "seeds" (upstream plus the seed proposals: GUP-fast batching
- * and write-fault reuse of 16 PTEs).
+ * mprotect), "seeds" (upstream plus two posted proposals: GUP-fast
+ * batching and write-fault reuse of 16 PTEs, ptebatch_switches.h).
  */
 #define PB_SWITCH_FIELD_BOOL bool
 #define PB_SWITCH_FIELD_POW2 unsigned int

@@ -13,8 +13,10 @@
  * max      the largest value (1 for BOOL); an mm/ expression
  * baseline, upstream, seeds
  *          the switch's value in each preset: baseline batches nothing,
- *          upstream what mainline Linux batches today, seeds adds the
- *          proposals of the seed patches
+ *          upstream what mainline Linux batches today (fork, zap,
+ *          mprotect), seeds adds two posted proposals: "mm: gup: batch
+ *          PTE-mapped large folios in gup_fast_pte_range()" and "mm/memory:
+ *          reuse 16 PTEs of an exclusive large folio on a write fault"
  * effect   COST: only cost counters may change (the same faults, folios
  *          and frames, record for record); FAULTS: faults may be saved
  *          and a page may stay in its folio instead of being copied

@@ -92,6 +92,13 @@ struct kernel {
 	uint8_t peek_byte[OBSERVE_BATCH];
 	uint64_t kpf[KPF_WINDOW];
 	struct kfolio last;
+	/* Why the run cannot go on (a process died), for the statement. */
+	char fatal[160];
+	/*
+	 * The first statement that failed on a limit of this machine rather
+	 * than by the kernel's rules: the run is then SKIP, with this.
+	 */
+	char host_limit[256];
 };
 
 static struct kernel *to_kernel(struct backend *b)
@@ -180,17 +187,48 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static void reap(struct kernel *k, int proc)
+/* Wait for @proc to end; its wait status, or -1 if there was none. */
+static int reap(struct kernel *k, int proc)
 {
 	struct kernel_proc *p = &k->procs[proc];
-	int status;
+	int status = -1;
 
 	if (p->pid > 0)
-		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
-			;
+		while (waitpid(p->pid, &status, 0) < 0) {
+			if (errno != EINTR) {
+				status = -1;
+				break;
+			}
+		}
 	p->pid = 0;
 	close_fd(&k->fds[proc][KFD_CMD_W]);
 	close_fd(&k->fds[proc][KFD_REPLY_R]);
+	return status;
+}
+
+/*
+ * @proc went away in the middle of a statement: killed (by a signal, the
+ * OOM killer, a user) or exited.  The scenario cannot go on: say who and
+ * how, for the statement's result.
+ */
+static void process_died(struct kernel *k, int proc)
+{
+	/* Every scenario process is the coordinator's child (CLONE_PARENT). */
+	pid_t pid = k->procs[proc].pid;
+	int status = reap(k, proc);
+	const char *name = k->s->proc_names[proc];
+
+	if (status != -1 && WIFSIGNALED(status))
+		snprintf(k->fatal, sizeof(k->fatal), "%s (pid %d) killed by"
+			 " signal %d (%s)", name, (int)pid, WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else if (status != -1 && WIFEXITED(status))
+		snprintf(k->fatal, sizeof(k->fatal), "%s (pid %d) exited with"
+			 " status %d in the middle of a statement", name,
+			 (int)pid, WEXITSTATUS(status));
+	else
+		snprintf(k->fatal, sizeof(k->fatal), "%s (pid %d) went away in"
+			 " the middle of a statement", name, (int)pid);
 }
 
 /*
@@ -258,9 +296,7 @@ static int call(struct kernel *k, int proc, const struct kcmd *c,
 		ret = read_reply(k, proc, r, data, data_len, k->peek_byte,
 				 sizeof(k->peek_byte));
 	if (ret == -EPIPE) {
-		fprintf(stderr, "kernel backend: %s (pid %d) died\n",
-			k->s->proc_names[proc], (int)k->procs[proc].pid);
-		reap(k, proc);
+		process_died(k, proc);
 		return -EIO;
 	}
 	return ret;
@@ -291,6 +327,64 @@ static int other_prot(int prot)
 	return PROT_READ;
 }
 
+static unsigned long read_ulong_file(const char *path, unsigned long dflt);
+
+/* A "Name:  N kB" line of /proc/meminfo, in bytes; 0 if there is none. */
+static unsigned long meminfo_bytes(const char *name)
+{
+	size_t len = strlen(name);
+	unsigned long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':' &&
+		    sscanf(line + len + 1, "%lu", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb << 10;
+}
+
+static const char *gib_text(char *buf, size_t size, unsigned long bytes)
+{
+	snprintf(buf, size, "%.1fG", (double)bytes / (1UL << 30));
+	return buf;
+}
+
+/* Say, once, that the run met a limit of this machine: it will be SKIP. */
+static void __attribute__((format(printf, 2, 3)))
+host_limit(struct kernel *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (k->host_limit[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(k->host_limit, sizeof(k->host_limit), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * mmap fails with ENOMEM when the kernel will not commit that much
+ * (vm.overcommit_memory 0: more than RAM and swap in one go; 2: past
+ * CommitLimit): this machine's policy, which the model does not have.
+ */
+static void mmap_refused(struct kernel *k, unsigned long len)
+{
+	static const char *const policy[] = { "heuristic", "always",
+					      "never" };
+	unsigned long mode = read_ulong_file("/proc/sys/vm/overcommit_memory", 0);
+	char a[32], b[32], c[32];
+
+	host_limit(k, "host limit: the kernel refused a %s mapping (ENOMEM)"
+		   " under vm.overcommit_memory=%lu (%s; CommitLimit %s,"
+		   " Committed_AS %s)", gib_text(a, sizeof(a), len), mode,
+		   mode < 3 ? policy[mode] : "?",
+		   gib_text(b, sizeof(b), meminfo_bytes("CommitLimit")),
+		   gib_text(c, sizeof(c), meminfo_bytes("Committed_AS")));
+}
+
 static int do_simple(struct kernel *k, int proc, struct kcmd *c,
 		     struct stmt_result *res)
 {
@@ -300,6 +394,11 @@ static int do_simple(struct kernel *k, int proc, struct kcmd *c,
 	if (ret)
 		return ret;
 	res->faults = r.faults;
+	if (r.host_limit && c->op == KOP_VMSPLICE)
+		host_limit(k, "host limit: vmsplice of %lu bytes needs a pipe"
+			   " that large, and this machine made none (%s;"
+			   " /proc/sys/fs/pipe-max-size %lu)", c->len,
+			   strerror(r.err), k->env.pipe_max);
 	return r.err;
 }
 
@@ -323,7 +422,7 @@ static int do_fork(struct kernel *k, int proc, const struct stmt *st,
 	/* The child's first reply is its own fault count. */
 	ret = read_reply(k, st->child, &hello, NULL, NULL, NULL, 0);
 	if (ret) {
-		reap(k, st->child);
+		process_died(k, st->child);
 		return -EIO;
 	}
 	memcpy(child->regions, k->procs[proc].regions, sizeof(child->regions));
@@ -463,7 +562,10 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		if (st->huge != SCN_HUGE_DEFAULT)
 			c.advice = st->huge == SCN_HUGE_HUGEPAGE ?
 				   MADV_HUGEPAGE : MADV_NOHUGEPAGE;
-		return do_simple(k, proc, &c, res);
+		ret = do_simple(k, proc, &c, res);
+		if (ret == ENOMEM)
+			mmap_refused(k, st->len);
+		return ret;
 	case ST_MUNMAP:
 		c.op = KOP_MUNMAP;
 		return do_simple(k, proc, &c, res);
@@ -543,6 +645,10 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 	}
 	ret = kernel_do(k, st->proc, st, res);
 	res->err = ret < 0 ? -ret : ret;
+	if (k->fatal[0]) {
+		memcpy(res->fatal, k->fatal, sizeof(res->fatal));
+		k->fatal[0] = '\0';
+	}
 	if (res->err) {
 		free(res->data);
 		res->data = NULL;
@@ -825,6 +931,8 @@ static void kernel_reset(struct kernel *k)
 	k->kpf_fd = -1;
 	k->env.scratch_fd = -1;
 	k->last.nr = 0;
+	k->fatal[0] = '\0';
+	k->host_limit[0] = '\0';
 }
 
 /* Kill and reap every process, close every descriptor, restore. */
@@ -909,8 +1017,49 @@ static int check_addresses_free(struct kernel *k, const struct scenario *s)
 #endif
 
 /* Probe what the run needs; -EOPNOTSUPP with skip_reason if it cannot. */
+/*
+ * The most anonymous memory @s can make its processes hold: for each
+ * process and region, what its writes, dio-reads and registers (which
+ * fault pages in writable) cover, each statement rounded up to 2M (a
+ * fault may map a whole THP), and no more than the region rounded the
+ * same way; summed over every process and region, as if nothing were
+ * ever freed or shared.  Reads map the zero page and cost nothing.
+ * Deliberately an upper bound: a run it lets through cannot be the OOM
+ * killer's.
+ */
+static unsigned long scenario_anon_bound(const struct scenario *s)
+{
+	const unsigned long block = SCN_REGION_ALIGN;
+	unsigned long *bytes, total = 0;
+	int i;
+
+	bytes = calloc((size_t)SCN_MAX_PROCS * SCN_MAX_REGIONS, sizeof(*bytes));
+	if (!bytes)
+		return ULONG_MAX;
+	for (i = 0; i < s->nr_stmts; i++) {
+		const struct stmt *st = &s->stmts[i];
+		unsigned long cap, *b;
+
+		if (st->kind != ST_WRITE && st->kind != ST_DIO_READ &&
+		    st->kind != ST_REGISTER)
+			continue;
+		b = &bytes[st->proc * SCN_MAX_REGIONS + st->region];
+		cap = round_up(s->regions[st->region].len, block);
+		*b += round_up(st->len, block);
+		if (*b > cap)
+			*b = cap;
+	}
+	for (i = 0; i < SCN_MAX_PROCS * SCN_MAX_REGIONS; i++)
+		total += bytes[i];
+	free(bytes);
+	return total;
+}
+
 static int kernel_probe(struct kernel *k, const struct scenario *s)
 {
+	unsigned long need, avail;
+	char a[32], b[32];
+
 	uint64_t flags;
 
 #ifdef KERNEL_UNDER_TSAN
@@ -928,6 +1077,17 @@ static int kernel_probe(struct kernel *k, const struct scenario *s)
 			    strerror(errno));
 	if (s->page_size != k->page_size)
 		return -EINVAL;
+	/* Refused before anything runs, not half-run and OOM-killed. */
+	need = scenario_anon_bound(s);
+	avail = meminfo_bytes("MemAvailable");
+	if (avail && need > avail)
+		return skip(k, "host limit: the scenario may write up to %s of"
+			    " anonymous memory (its writes, dio-reads and"
+			    " registers per process and region, each rounded up"
+			    " to 2M), more than the %s this machine has"
+			    " available (MemAvailable)",
+			    gib_text(a, sizeof(a), need),
+			    gib_text(b, sizeof(b), avail));
 	return check_addresses_free(k, s);
 }
 
@@ -1051,6 +1211,11 @@ static int kernel_finish(struct backend *b)
 		return 0;
 	kernel_teardown(k);
 	k->running = false;
+	if (k->host_limit[0]) {
+		snprintf(k->base.skip_reason, sizeof(k->base.skip_reason), "%s",
+			 k->host_limit);
+		return -EOPNOTSUPP;
+	}
 	/* A folio the scenario asked for that did not materialize makes the
 	 * record not Linux's answer to the scenario: SKIP. */
 	if (k->have_fallback && !thp_fallback_snapshot(&after) &&

@@ -68,6 +68,11 @@ struct kreply {
 	unsigned long child_faults;
 	long child_pid;
 	unsigned long data_len;	/* KREPLY_DATA: bytes that follow */
+	/*
+	 * The command failed on a limit of this machine, not by the
+	 * kernel's rules for it (a pipe cannot be made large enough).
+	 */
+	int host_limit;
 };
 
 /*

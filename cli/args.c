@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench.h"
 #include "cli/cli.h"
+#include "scenario/record.h"
 #include "scenario/run.h"
+#include "scenario/scenario.h"
 
 const char *command;
 
@@ -107,6 +110,33 @@ int cli_parse(const struct cli_option *table, void *opts,
 		if (ret)
 			return ret;
 	}
+	return 0;
+}
+
+int memory_flag(const char *arg, unsigned long min, unsigned long *out)
+{
+	unsigned long bytes, block = pb_pmd_size(), host = bench_host_memory();
+	char a[24];
+
+	if (scenario_parse_number(arg, &bytes))
+		return usage_error("--memory: bad size '%s' (e.g. 256M or 4G)",
+				   arg);
+	if (bytes < min)
+		return usage_error("--memory: '%s' is below the minimum %s", arg,
+				   record_size_text(a, sizeof(a), min));
+	if (bytes > PB_MAX_MEMORY)
+		return usage_error("--memory: '%s' is above the model's maximum"
+				   " %s", arg,
+				   record_size_text(a, sizeof(a), PB_MAX_MEMORY));
+	if (bytes % block)
+		return usage_error("--memory: '%s' is not a multiple of %s (the"
+				   " model's memory comes in PMD-size blocks)",
+				   arg, record_size_text(a, sizeof(a), block));
+	if (host && bytes > host)
+		return usage_error("--memory: '%s' is more than this machine's"
+				   " %.1fG of memory", arg,
+				   (double)host / (1UL << 30));
+	*out = bytes;
 	return 0;
 }
 

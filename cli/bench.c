@@ -51,7 +51,8 @@ static void bench_usage(FILE *f)
 	      "  --json FILE       every row as one JSON object per line\n"
 	      "  --plot FILE.svg   draw the tables with gnuplot\n"
 	      "exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
-	      " nothing runs)\n", f);
+	      " nothing runs),\n"
+	      "             4 skipped: --backend kernel without root\n", f);
 }
 
 static int set_backend(void *f, const char *v)
@@ -184,6 +185,12 @@ static int bench_main(int argc, char **argv)
 	ret = cli_parse(bench_options, &fl, set_name, argc, argv);
 	if (!ret && !fl.name)
 		ret = usage_error("no NAME given (gup, cow, mprotect or all)");
+	if (!ret && o->backend == BENCH_KERNEL && geteuid()) {
+		/* Nothing would run: a table of dashes is no result. */
+		fprintf(stderr, "ptebatch: bench: skipped: --backend kernel needs"
+			" root (it writes THP sysfs and reads /proc/kpageflags)\n");
+		return SCN_RUN_SKIPPED;
+	}
 	if (!ret)
 		ret = open_bench_outputs(o, fl.json);
 	if (ret)
@@ -200,10 +207,20 @@ static int bench_main(int argc, char **argv)
 			fprintf(stderr, "ptebatch: bench %s: %s\n",
 				bench_names[i], strerror(-err));
 	}
-	if (o->json && fclose(o->json)) {
-		fprintf(stderr, "ptebatch: --json: %s: %s\n", fl.json,
-			strerror(errno));
-		err = -EIO;
+	/* Each row is flushed as it is written: a failed write shows as
+	 * the stream's error flag, not at fclose(). */
+	if (o->json) {
+		bool failed = ferror(o->json);
+
+		if (fclose(o->json) && !failed) {
+			fprintf(stderr, "ptebatch: --json: %s: %s\n", fl.json,
+				strerror(errno));
+			err = -EIO;
+		} else if (failed) {
+			fprintf(stderr, "ptebatch: --json: %s: a row could not"
+				" be written\n", fl.json);
+			err = -EIO;
+		}
 	}
 	if (!err && o->plot)
 		err = bench_plot(o);

@@ -79,6 +79,14 @@ struct variant_flags {
 	int nr_sets;
 };
 
+/*
+ * --memory ARG, the model's simulated memory: at least @min, a multiple
+ * of the PMD size, no more than the model's maximum nor this machine's
+ * memory (else running out would be the host's OOM killer instead of the
+ * model's ENOMEM).  0 or a usage error.
+ */
+int memory_flag(const char *arg, unsigned long min, unsigned long *bytes);
+
 /* Room for @argc --set flags, and @preset.  0 or out_of_memory(). */
 int variant_flags_init(struct variant_flags *vf, int argc, const char *preset);
 void variant_flags_free(struct variant_flags *vf);

@@ -14,9 +14,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,9 +39,16 @@ static const char *const diff_words[] = {
 	[DIFF_ERROR] = "ERROR",
 };
 
+/* A scenario file as diff reads it: once, whatever it is (a pipe too). */
+struct diff_file {
+	const char *path;
+	char *text;
+	size_t len;
+};
+
 struct diff_options {
 	struct variant_flags variant;
-	const char **files;
+	struct diff_file *files;
 	int nr_files;
 };
 
@@ -98,14 +108,84 @@ static const char *first_line(char *buf, size_t size, const char *text)
 }
 
 /*
- * Run argv[0] with @argv, stdout into @out, stderr into @err.  Returns the
- * wait status, or -1 with errno set if it could not be started.
+ * The kernel side runs in a child process; it must not outlive diff.  A
+ * signal that would end diff (INT, TERM, HUP, QUIT) is passed on to it,
+ * diff waits for it to put THP sysfs back and then ends by the same
+ * signal; if diff is killed outright (KILL), the child's parent-death
+ * signal ends it.
  */
-static int run_captured(char *const argv[], struct text *out, struct text *err)
+static const int passed_on[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define NR_PASSED_ON ((int)(sizeof(passed_on) / sizeof(passed_on[0])))
+static volatile pid_t kernel_child;
+static volatile sig_atomic_t pending_signal;
+
+static void pass_on_signal(int sig)
 {
+	pid_t pid = kernel_child;
+
+	pending_signal = sig;
+	if (pid > 0)
+		kill(pid, sig);
+}
+
+static void pass_on_signals(struct sigaction old[NR_PASSED_ON])
+{
+	struct sigaction sa;
+	int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = pass_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NR_PASSED_ON; i++)
+		sigaction(passed_on[i], &sa, &old[i]);
+}
+
+/* Give the signals back; if one came, end by it as it would have. */
+static void end_passing_on(const struct sigaction old[NR_PASSED_ON])
+{
+	int i, sig = pending_signal;
+
+	kernel_child = 0;
+	for (i = 0; i < NR_PASSED_ON; i++)
+		sigaction(passed_on[i], &old[i], NULL);
+	if (!sig)
+		return;
+	fflush(stdout);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * The child's side of the fork: die with the parent (checking it is still
+ * the one that forked us, in case it died before the prctl), the scenario
+ * text on stdin, stdout into @out_fd and stderr into @err_fd.
+ */
+static void __attribute__((noreturn))
+exec_kernel_side(char *const argv[], pid_t parent, int in_fd, int out_fd,
+		 int err_fd)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(127);
+	if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(err_fd, STDERR_FILENO) < 0)
+		_exit(127);
+	execv(argv[0], argv);
+	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/*
+ * Run argv[0] with @argv, @in as its stdin, stdout into @out, stderr into
+ * @err.  Returns the wait status, or -1 with errno set if it could not be
+ * started.  Ends diff if a signal came meanwhile (pass_on_signal()).
+ */
+static int run_captured(char *const argv[], int in, struct text *out,
+			struct text *err)
+{
+	struct sigaction old[NR_PASSED_ON];
 	int fds[2], status, ret, saved;
 	FILE *errf = tmpfile();
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (!errf)
 		return -1;
@@ -117,23 +197,24 @@ static int run_captured(char *const argv[], struct text *out, struct text *err)
 	}
 	fflush(stdout);
 	fflush(stderr);
+	pending_signal = 0;
+	pass_on_signals(old);
 	pid = fork();
 	if (pid < 0) {
 		saved = errno;
 		close(fds[0]);
 		close(fds[1]);
 		fclose(errf);
+		end_passing_on(old);
 		errno = saved;
 		return -1;
 	}
-	if (!pid) {
-		if (dup2(fds[1], STDOUT_FILENO) < 0 ||
-		    dup2(fileno(errf), STDERR_FILENO) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
+	if (!pid)
+		exec_kernel_side(argv, parent, in, fds[1], fileno(errf));
+	kernel_child = pid;
+	/* A signal before the line above has not been passed on yet. */
+	if (pending_signal)
+		kill(pid, pending_signal);
 	close(fds[1]);
 	ret = text_read_fd(out, fds[0]);
 	close(fds[0]);
@@ -143,6 +224,7 @@ static int run_captured(char *const argv[], struct text *out, struct text *err)
 			break;
 		}
 	}
+	end_passing_on(old);
 	if (!ret && lseek(fileno(errf), 0, SEEK_SET) == 0)
 		ret = text_read_fd(err, fileno(errf));
 	fclose(errf);
@@ -194,28 +276,95 @@ static enum diff_verdict diff_model_run(const struct scenario *s,
 	return ret == SCN_RUN_OK ? DIFF_MATCH : DIFF_ERROR;
 }
 
-/* The kernel's record of @file, from `SELF run --backend kernel FILE`. */
-static enum diff_verdict diff_kernel_run(const char *self, const char *file,
+/* @text in an anonymous file, read from its start: the kernel side's stdin. */
+static int text_memfd(const struct diff_file *f)
+{
+	int fd = memfd_create("ptebatch-scenario", MFD_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0)
+		return -1;
+	while (done < f->len) {
+		ssize_t n = write(fd, f->text + done, f->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int saved = n < 0 ? errno : EIO;
+
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET)) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Why the kernel side failed, from the first line of its stderr: a
+ * "FILE:LINE: why" of its own is the why, with the line it came from.
+ */
+static void kernel_failure(char *why, size_t whylen, const char *path,
+			   int status, const char *err)
+{
+	size_t plen = strlen(path);
+	char line[400];
+	const char *c;
+
+	first_line(line, sizeof(line), err);
+	c = line;
+	if (!strncmp(c, path, plen) && c[plen] == ':') {
+		const char *at = c + plen + 1;
+		long n = strtol(at, (char **)&c, 10);
+
+		if (c > at && !strncmp(c, ": ", 2))
+			snprintf(why, whylen, "%s (line %ld)", c + 2, n);
+		else
+			snprintf(why, whylen, "%s", at[0] == ' ' ? at + 1 : at);
+		return;
+	}
+	snprintf(why, whylen, "kernel run failed (exit status %d): %s",
+		 status, line[0] ? line : "(it said nothing)");
+}
+
+/*
+ * The kernel's record of @f, from `SELF run --backend kernel --name FILE
+ * /dev/stdin` with the text on stdin.
+ */
+static enum diff_verdict diff_kernel_run(const char *self,
+					 const struct diff_file *f,
 					 struct text *out, char *why,
 					 size_t whylen)
 {
 	static const char skip_mark[] = ": skipped on backend kernel: ";
 	char *argv[] = { (char *)self, "run", "--backend", "kernel",
-			 "--no-check", "--", (char *)file, NULL };
+			 "--no-check", "--name", (char *)f->path, "--",
+			 "/dev/stdin", NULL };
 	struct text err = { 0 };
 	enum diff_verdict v = DIFF_ERROR;
+	int status, in = text_memfd(f);
 	char line[400];
 	const char *mark;
-	int status;
 
-	status = run_captured(argv, out, &err);
+	status = in < 0 ? -1 : run_captured(argv, in, out, &err);
+	if (in >= 0)
+		close(in);
 	if (status == -1) {
 		snprintf(why, whylen, "cannot run %.900s: %s", self,
 			 strerror(errno));
 	} else if (WIFSIGNALED(status)) {
-		snprintf(why, whylen, "kernel run killed by signal %d (%s): %s",
+		first_line(line, sizeof(line), err.buf);
+		snprintf(why, whylen, "kernel run killed by signal %d (%s)%s%s",
 			 WTERMSIG(status), strsignal(WTERMSIG(status)),
-			 first_line(line, sizeof(line), err.buf));
+			 line[0] ? ": " : "", line);
 	} else if (WEXITSTATUS(status) == SCN_RUN_OK) {
 		v = DIFF_MATCH;
 	} else if (WEXITSTATUS(status) == SCN_RUN_SKIPPED &&
@@ -228,9 +377,8 @@ static enum diff_verdict diff_kernel_run(const char *self, const char *file,
 		v = DIFF_SKIP;
 		snprintf(why, whylen, "this ptebatch has no kernel backend");
 	} else {
-		snprintf(why, whylen, "kernel run failed (exit status %d): %s",
-			 WEXITSTATUS(status),
-			 first_line(line, sizeof(line), err.buf));
+		kernel_failure(why, whylen, f->path, WEXITSTATUS(status),
+			       err.buf);
 	}
 	text_free(&err);
 	return v;
@@ -278,7 +426,7 @@ static enum diff_verdict diff_records(const struct text *model,
 	return v;
 }
 
-static enum diff_verdict diff_one(const char *self, const char *file,
+static enum diff_verdict diff_one(const char *self, const struct diff_file *f,
 				  const struct pb_variant *variant,
 				  const char *variant_name, char *why,
 				  size_t whylen)
@@ -293,7 +441,8 @@ static enum diff_verdict diff_one(const char *self, const char *file,
 		snprintf(why, whylen, "out of memory");
 		return DIFF_ERROR;
 	}
-	s = scenario_parse_file(file, SCN_DEFAULT_PAGE_SIZE, errf);
+	s = scenario_parse_text(f->path, f->text, f->len, SCN_DEFAULT_PAGE_SIZE,
+				errf);
 	fclose(errf);
 	if (!s) {
 		snprintf(why, whylen, "%s", first_line(line, sizeof(line),
@@ -305,7 +454,7 @@ static enum diff_verdict diff_one(const char *self, const char *file,
 	v = diff_model_run(s, variant, variant_name, &model, why, whylen);
 	scenario_free(s);
 	if (v == DIFF_MATCH)
-		v = diff_kernel_run(self, file, &kernel, why, whylen);
+		v = diff_kernel_run(self, f, &kernel, why, whylen);
 	if (v == DIFF_MATCH)
 		v = diff_records(&model, &kernel, why, whylen);
 	text_free(&model);
@@ -316,7 +465,7 @@ static enum diff_verdict diff_one(const char *self, const char *file,
 static void diff_usage(FILE *f)
 {
 	fputs("usage: ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
-	      " FILE.scn...\n"
+	      " [--arch ARCH] FILE.scn...\n"
 	      "\n"
 	      "diff      run each scenario on the model and on this machine's"
 	      " kernel\n"
@@ -331,6 +480,9 @@ static void diff_usage(FILE *f)
 	      " by default)\n"
 	      "  --set KEY=VALUE   change one switch of the preset"
 	      " (repeatable)\n"
+	      "  --arch ARCH       the model built for another architecture"
+	      " (see 'run'); the\n"
+	      "                    records are compared all the same\n"
 	      "exit status: 0 every scenario matched or was skipped, 1 a"
 	      " mismatch or error,\n"
 	      "             2 bad usage or a scenario that does not parse"
@@ -353,7 +505,7 @@ static int add_file(void *o, const char *word)
 {
 	struct diff_options *opts = o;
 
-	opts->files[opts->nr_files++] = word;
+	opts->files[opts->nr_files++].path = word;
 	return 0;
 }
 
@@ -367,17 +519,21 @@ static const struct cli_option diff_options[] = {
  * Every file must parse before any runs: a typo in the last one should
  * not cost a long comparison first, and bad input should never get as
  * far as the kernel side (which writes THP sysfs).  Each problem is one
- * "FILE:LINE: message" on stderr.
+ * "FILE:LINE: message" on stderr.  Each file is read once and its text
+ * kept: /dev/stdin, a pipe or a FIFO cannot be read again.
  */
-static int diff_check_files(const struct diff_options *opts)
+static int diff_read_files(struct diff_options *opts)
 {
 	int i, bad = 0;
 
 	for (i = 0; i < opts->nr_files; i++) {
-		struct scenario *s = scenario_parse_file(opts->files[i],
-							 SCN_DEFAULT_PAGE_SIZE,
-							 stderr);
+		struct diff_file *f = &opts->files[i];
+		struct scenario *s = NULL;
 
+		f->text = scenario_read_file(f->path, &f->len, stderr);
+		if (f->text)
+			s = scenario_parse_text(f->path, f->text, f->len,
+						SCN_DEFAULT_PAGE_SIZE, stderr);
 		bad += !s;
 		scenario_free(s);
 	}
@@ -427,7 +583,7 @@ static int diff_main(int argc, char **argv)
 	if (!ret)
 		ret = variant_flags_build(&opts.variant, &variant, &variant_name);
 	if (!ret)
-		ret = diff_check_files(&opts);
+		ret = diff_read_files(&opts);
 	if (!ret)
 		ret = kernel_side(self, sizeof(self));
 	if (ret)
@@ -436,13 +592,14 @@ static int diff_main(int argc, char **argv)
 		enum diff_verdict v;
 
 		why[0] = '\0';
-		v = diff_one(self, opts.files[i], &variant, variant_name, why,
+		v = diff_one(self, &opts.files[i], &variant, variant_name, why,
 			     sizeof(why));
 		counts[v]++;
 		if (v == DIFF_MATCH)
-			printf("MATCH %s\n", opts.files[i]);
+			printf("MATCH %s\n", opts.files[i].path);
 		else
-			printf("%s %s: %s\n", diff_words[v], opts.files[i], why);
+			printf("%s %s: %s\n", diff_words[v], opts.files[i].path,
+			       why);
 		fflush(stdout);
 	}
 	printf("%d match, %d mismatch, %d skip", counts[DIFF_MATCH],
@@ -454,6 +611,8 @@ static int diff_main(int argc, char **argv)
 out:
 	free(variant_name);
 	variant_flags_free(&opts.variant);
+	for (i = 0; opts.files && i < opts.nr_files; i++)
+		free(opts.files[i].text);
 	free(opts.files);
 	return ret;
 }

@@ -62,6 +62,7 @@ static void explore_usage(FILE *f)
 	      " N] [--check-all]\n"
 	      "                        [--verify-pruning] [--quiet|--progress]"
 	      " [--list]\n"
+	      "                        [--arch ARCH]\n"
 	      "\n"
 	      "explore   run every sequence of up to K operations (write, read,"
 	      " fork, exit,\n"
@@ -94,8 +95,9 @@ static void explore_usage(FILE *f)
 	      " split and\n"
 	      "                    madvise dontneed on it (slower: each THP"
 	      " is 2M to clear)\n"
-	      "  --memory SIZE     simulated memory per run (default and least"
-	      " four PMDs)\n"
+	      "  --memory SIZE     simulated memory per run, a multiple of the"
+	      " PMD size (default\n"
+	      "                    and least: four PMDs, at least 8M)\n"
 	      "  --max-seconds N   stop after N seconds and say how deep it"
 	      " got\n"
 	      "  --check-all       check after every statement of every run,"
@@ -107,6 +109,8 @@ static void explore_usage(FILE *f)
 	      "  --quiet           only the summary line (and a finding)\n"
 	      "  --progress        a live count on stderr even when it is not"
 	      " a terminal\n"
+	      "  --arch ARCH       the model built for another architecture"
+	      " (see 'run')\n"
 	      "  --list            print the prelude and the operations, and"
 	      " exit\n"
 	      "exit status: 0 every sequence agreed, 1 a difference, a"
@@ -189,16 +193,9 @@ static int set_rules(void *f, const char *v)
 
 static int set_memory(void *f, const char *v)
 {
-	unsigned long bytes;
+	struct explore_flags *fl = f;
 
-	if (scenario_parse_number(v, &bytes))
-		return usage_error("--memory: bad size '%s' (e.g. 16M or 64M)",
-				   v);
-	if (bytes < MIN_MEMORY)
-		return usage_error("--memory: '%s' is less than %luM (four PMDs)",
-				   v, MIN_MEMORY >> 20);
-	((struct explore_flags *)f)->o.memory_bytes = bytes;
-	return 0;
+	return memory_flag(v, MIN_MEMORY, &fl->o.memory_bytes);
 }
 
 static int set_depth(void *f, const char *v)

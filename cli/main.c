@@ -3,6 +3,7 @@
  * Each command lives in a file of its own (cli.h); this table is the
  * whole list, in the order `ptebatch help` prints them.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,11 +35,41 @@ static void help(FILE *f)
 	}
 }
 
-int main(int argc, char **argv)
+/* "--help" or "-h" among a command's arguments (before a "--"). */
+static bool wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+/*
+ * What a command printed must reach its reader: a stdout that cannot be
+ * written (a full disk, /dev/full) fails a command that otherwise
+ * succeeded.  One that failed has said why already.
+ */
+static int flush_output(int ret)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return ret;
+	if (!ret)
+		fprintf(stderr, "ptebatch: error writing standard output: %s\n",
+			strerror(errno ? errno : EIO));
+	return ret ? ret : 1;
+}
+
+static int dispatch(int argc, char **argv)
 {
 	const struct cli_command *cmd = argc >= 2 ? find_command(argv[1]) : NULL;
 	int ret;
 
+	if (cmd && wants_help(argc, argv)) {
+		cmd->usage(stdout);
+		return 0;
+	}
 	if (cmd && cmd->takes_arch) {
 		command = cmd->name;
 		ret = arch_redirect(&argc, argv);
@@ -63,4 +94,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	return usage_error("unknown command '%s'", argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+	return flush_output(dispatch(argc, argv));
 }

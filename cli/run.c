@@ -26,6 +26,7 @@ struct run_options {
 	bool check;
 	unsigned long memory;	/* 0: the model's default */
 	const char *file;
+	const char *name;	/* in messages; the file's by default */
 };
 
 static const char *const backends[] = { "model", "kernel", NULL };
@@ -43,8 +44,9 @@ static void run_usage(FILE *f)
 	fputs("usage: ptebatch run [--backend model|kernel] [--variant NAME]"
 	      " [--set KEY=VALUE]...\n"
 	      "                    [--stats] [--memory SIZE] [--no-check]"
-	      " [--arch ARCH] FILE.scn\n"
-	      "       ptebatch help\n"
+	      " [--arch ARCH]\n"
+	      "                    [--name NAME] FILE.scn\n"
+	      "       ptebatch help, or COMMAND --help for one command\n"
 	      "\n"
 	      "run       run a scenario and print its record on stdout\n"
 	      "  --backend NAME    what runs it: model (the default) or"
@@ -65,6 +67,9 @@ static void run_usage(FILE *f)
 		PB_MAX_MEMORY >> 30);
 	fputs("  --no-check        skip the invariant check after each"
 	      " statement\n"
+	      "  --name NAME       the scenario's name in messages (FILE's by"
+	      " default), for a\n"
+	      "                    scenario read from /dev/stdin or a pipe\n"
 	      "  --arch ARCH       the model built for another architecture:"
 	      " x86_64 (default),\n"
 	      "                    x86-pae, arm64-4k, arm64-16k, arm64-64k"
@@ -84,12 +89,6 @@ static void run_usage(FILE *f)
 	      " failed,\n"
 	      "             4 skipped: the backend cannot run it here (the"
 	      " reason on stderr)\n", f);
-}
-
-/* @bytes as "16M", "256G"; @buf must hold 24 characters. */
-static const char *size_text(char *buf, unsigned long bytes)
-{
-	return record_size_text(buf, 24, bytes);
 }
 
 static int set_backend(void *o, const char *value)
@@ -131,35 +130,16 @@ static int set_no_check(void *o, const char *value)
 	return 0;
 }
 
-/*
- * --memory: the model's frames must be ones this machine can back, or
- * running out would be the host's OOM killer instead of the model's
- * ENOMEM.
- */
 static int set_memory(void *o, const char *arg)
 {
-	struct run_options *opts = o;
-	unsigned long bytes, block = pb_pmd_size(), host = bench_host_memory();
-	char a[24];
+	return memory_flag(arg, MIN_MEMORY, &((struct run_options *)o)->memory);
+}
 
-	if (scenario_parse_number(arg, &bytes))
-		return usage_error("--memory: bad size '%s' (e.g. 256M or 4G)",
-				   arg);
-	if (bytes < MIN_MEMORY)
-		return usage_error("--memory: '%s' is below the minimum %s", arg,
-				   size_text(a, MIN_MEMORY));
-	if (bytes > PB_MAX_MEMORY)
-		return usage_error("--memory: '%s' is above the model's maximum"
-				   " %s", arg, size_text(a, PB_MAX_MEMORY));
-	if (bytes % block)
-		return usage_error("--memory: '%s' is not a multiple of %s (the"
-				   " model's memory comes in PMD-size blocks)",
-				   arg, size_text(a, block));
-	if (host && bytes > host)
-		return usage_error("--memory: '%s' is more than this machine's"
-				   " %.1fG of memory", arg,
-				   (double)host / (1UL << 30));
-	opts->memory = bytes;
+static int set_name(void *o, const char *value)
+{
+	if (!*value)
+		return usage_error("--name: empty name");
+	((struct run_options *)o)->name = value;
 	return 0;
 }
 
@@ -181,6 +161,7 @@ static const struct cli_option run_options[] = {
 	{ "--stats", false, set_stats },
 	{ "--memory", true, set_memory },
 	{ "--no-check", false, set_no_check },
+	{ "--name", true, set_name },
 	{ NULL, false, NULL },
 };
 
@@ -206,8 +187,9 @@ static int run_main(int argc, char **argv)
 	};
 	struct model_options mopt = { 0 };
 	struct scenario *s = NULL;
+	char *variant_name = NULL, *text;
 	struct backend *b;
-	char *variant_name = NULL;
+	size_t len;
 	int ret;
 
 	command = "run";
@@ -227,7 +209,11 @@ static int run_main(int argc, char **argv)
 	if (ret)
 		goto out;
 	/* With this build's page size (SCN_DEFAULT_PAGE_SIZE): its arch's. */
-	s = scenario_parse_file(opts.file, SCN_DEFAULT_PAGE_SIZE, stderr);
+	text = scenario_read_file(opts.file, &len, stderr);
+	if (text)
+		s = scenario_parse_text(opts.name ? opts.name : opts.file, text,
+					len, SCN_DEFAULT_PAGE_SIZE, stderr);
+	free(text);
 	ret = EXIT_USAGE;
 	if (!s)
 		goto out;

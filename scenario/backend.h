@@ -31,6 +31,13 @@ struct stmt_result {
 	 * stderr and the run fails, but it goes on to its end.
 	 */
 	char exhausted[160];
+	/*
+	 * Non-empty when the backend can no longer run the scenario (a
+	 * process of it was killed): why.  The runner says so on stderr,
+	 * "FILE:LINE: WHY", and the run stops there and fails: what follows
+	 * would be no record of the scenario.
+	 */
+	char fatal[160];
 };
 
 /* One base page of one region of one live process. */

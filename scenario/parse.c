@@ -1143,13 +1143,10 @@ struct scenario *scenario_parse_buffer(const char *name, const char *buf,
 	return s;
 }
 
-struct scenario *scenario_parse_file(const char *path, unsigned long page_size,
-				     FILE *err)
+char *scenario_read_file(const char *path, size_t *lenp, FILE *err)
 {
-	struct scenario *s;
 	FILE *f = fopen(path, "r");
 	struct stat sb;
-	size_t len;
 	char *text;
 
 	if (!f) {
@@ -1162,19 +1159,39 @@ struct scenario *scenario_parse_file(const char *path, unsigned long page_size,
 		fclose(f);
 		return NULL;
 	}
-	text = read_all(f, path, &len, err);
+	text = read_all(f, path, lenp, err);
 	fclose(f);
-	if (!text)
-		return NULL;
-	s = scenario_parse_buffer(path, text, len, page_size, err);
-	free(text);
+	return text;
+}
+
+struct scenario *scenario_parse_text(const char *name, const char *text,
+				     size_t len, unsigned long page_size,
+				     FILE *err)
+{
+	struct scenario *s = scenario_parse_buffer(name, text, len, page_size,
+						   err);
+
 	/* Nothing to run is a mistake (an empty or truncated file). */
 	if (s && !s->nr_stmts) {
 		fprintf(err, "%s: no statements (the file is empty or only"
-			" comments)\n", path);
+			" comments)\n", name);
 		scenario_free(s);
 		return NULL;
 	}
+	return s;
+}
+
+struct scenario *scenario_parse_file(const char *path, unsigned long page_size,
+				     FILE *err)
+{
+	struct scenario *s;
+	size_t len;
+	char *text = scenario_read_file(path, &len, err);
+
+	if (!text)
+		return NULL;
+	s = scenario_parse_text(path, text, len, page_size, err);
+	free(text);
 	return s;
 }
 

@@ -34,35 +34,13 @@ void record_setting(FILE *out, const struct stmt *st)
 	fprintf(out, "%d %s\n", st->number, st->text);
 }
 
-#define ERRNO_NAME(e) { e, #e }
-
-static const struct {
-	int err;
-	const char *name;
-} errno_names[] = {
-	ERRNO_NAME(EFAULT),
-	ERRNO_NAME(ENOMEM),
-	ERRNO_NAME(EINVAL),
-	ERRNO_NAME(EAGAIN),
-	ERRNO_NAME(EBUSY),
-	ERRNO_NAME(EPERM),
-	ERRNO_NAME(ENOENT),
-	ERRNO_NAME(EEXIST),
-	ERRNO_NAME(EACCES),
-	ERRNO_NAME(ENOSPC),
-	ERRNO_NAME(EIO),
-	ERRNO_NAME(EMLINK),
-	/* A process whose fork failed: the scenario still names it. */
-	ERRNO_NAME(ESRCH),
-};
-
+/* The C library's name of every errno Linux has (glibc 2.32 and later). */
 const char *record_errno_name(int err, char *buf, size_t size)
 {
-	size_t i;
+	const char *name = strerrorname_np(err);
 
-	for (i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
-		if (errno_names[i].err == err)
-			return errno_names[i].name;
+	if (name)
+		return name;
 	snprintf(buf, size, "E%d", err);
 	return buf;
 }

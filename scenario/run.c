@@ -71,23 +71,33 @@ static int run_observe(const struct scenario *s, struct backend *b,
 	return ret;
 }
 
-/* Returns true when the statement ran out of the backend's memory. */
-static bool run_process_statement(const struct scenario *s, struct backend *b,
-				  const struct stmt *st, FILE *out, FILE *err)
+enum stmt_outcome { STMT_DONE, STMT_EXHAUSTED, STMT_FATAL };
+
+static enum stmt_outcome run_process_statement(const struct scenario *s,
+					       struct backend *b,
+					       const struct stmt *st, FILE *out,
+					       FILE *err)
 {
+	enum stmt_outcome outcome = STMT_DONE;
 	struct stmt_result res;
-	bool exhausted;
 
 	memset(&res, 0, sizeof(res));
 	b->ops->exec(b, st, &res);
-	exhausted = res.exhausted[0];
-	if (exhausted)
+	if (res.fatal[0]) {
+		fprintf(err, "%s:%d: %.*s\n", s->file, st->line,
+			(int)sizeof(res.fatal), res.fatal);
+		stmt_result_reset(&res);
+		return STMT_FATAL;
+	}
+	if (res.exhausted[0]) {
 		fprintf(err, "%s:%d: %s: out of memory: %.*s\n", s->file,
 			st->line, st->text, (int)sizeof(res.exhausted),
 			res.exhausted);
+		outcome = STMT_EXHAUSTED;
+	}
 	record_result(out, s, st, &res, b->want_stats);
 	stmt_result_reset(&res);
-	return exhausted;
+	return outcome;
 }
 
 /* start() or finish() said the backend cannot run @s here, and why. */
@@ -131,7 +141,16 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 			failed = run_observe(s, b, st, &snap, out, err) != 0;
 			break;
 		default:
-			exhausted |= run_process_statement(s, b, st, out, err);
+			switch (run_process_statement(s, b, st, out, err)) {
+			case STMT_FATAL:
+				failed = true;
+				break;
+			case STMT_EXHAUSTED:
+				exhausted = true;
+				break;
+			case STMT_DONE:
+				break;
+			}
 			break;
 		}
 		if (check_from && st->number >= check_from && b->ops->check)

@@ -23,7 +23,9 @@
  * violations go to @err as "FILE: after statement N: ..." and the run
  * goes on.  Problems running the scenario go to @err too, and so does a
  * statement that ran out of the backend's memory ("FILE:LINE: TEXT: out
- * of memory: ..."): the run goes on, but fails.
+ * of memory: ..."): the run goes on, but fails.  A statement the backend
+ * can no longer run at all (a process of it was killed) stops the run
+ * there, "FILE:LINE: why", and fails it.
  *
  * Returns SCN_RUN_OK, SCN_RUN_FAILED, or SCN_RUN_VIOLATION when any check
  * failed (even if the run failed later: a broken invariant is the more

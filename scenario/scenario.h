@@ -131,6 +131,17 @@ struct scenario {
  */
 struct scenario *scenario_parse_file(const char *path, unsigned long page_size,
 				     FILE *err);
+/*
+ * scenario_parse_file() in two steps, for a caller that needs the text
+ * itself (a pipe or /dev/stdin can be read only once): read @path whole
+ * (malloc'd, *@lenp bytes, not NUL-terminated), then parse @len bytes of
+ * @text named @name.  Both print "FILE[:LINE]: message" to @err and
+ * return NULL on error; an empty scenario is one.
+ */
+char *scenario_read_file(const char *path, size_t *lenp, FILE *err);
+struct scenario *scenario_parse_text(const char *name, const char *text,
+				     size_t len, unsigned long page_size,
+				     FILE *err);
 struct scenario *scenario_parse_string(const char *name, const char *text,
 				       unsigned long page_size, FILE *err);
 /*

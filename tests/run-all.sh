@@ -89,6 +89,9 @@ run_test explore-smoke env BUILD="$BUILD" sh tests/explore-smoke.sh
 run_test build-checks env BUILD="$BUILD" SAN="${SAN:-}" sh tests/build-checks.sh
 # Bad input to every command and flag: refused in one line, never a crash.
 run_test cli-errors env BUILD="$BUILD" sh tests/cli-errors.sh
+# diff and the kernel backend under signals, dying processes, host
+# limits and inputs that can be read only once.
+run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh

@@ -844,7 +844,8 @@ static void test_errno_names(void)
 	tap_is_str(record_errno_name(EFAULT, buf, sizeof(buf)), "EFAULT", "errno: EFAULT");
 	tap_is_str(record_errno_name(EMLINK, buf, sizeof(buf)), "EMLINK", "errno: EMLINK");
 	tap_is_str(record_errno_name(ENOSPC, buf, sizeof(buf)), "ENOSPC", "errno: ENOSPC");
-	tap_is_str(record_errno_name(EXDEV, buf, sizeof(buf)), "E18", "errno: unnamed as E<number>");
+	tap_is_str(record_errno_name(EMFILE, buf, sizeof(buf)), "EMFILE", "errno: EMFILE by name");
+	tap_is_str(record_errno_name(4095, buf, sizeof(buf)), "E4095", "errno: unnamed as E<number>");
 }
 
 static void test_run_check_and_failures(void)

@@ -14,7 +14,10 @@
 # A case the environment cannot pose (root reads a chmod-000 file) is a
 # SKIP with the reason.  Besides: a scenario that writes more than --memory
 # holds fails with exit status 1, the record's "error ENOMEM" and a line
-# naming the statement; the help lists every exit status run uses.
+# naming the statement; the help lists every exit status run uses; every
+# command's --help and -h print its usage and exit 0; a stdout (or --json
+# file) that cannot be written fails every command with exit status 1;
+# bench --backend kernel without root exits 4 with the reason.
 #
 # Nothing here runs a benchmark or the kernel backend: bench cases fail
 # while their arguments are read, a kernel-backend case fails on its flags
@@ -457,6 +460,109 @@ fi
 
 usage_case "explore: an unknown option reaches a usage message" \
 	'[Uu]sage|--no-such-flag' "$TOOL" explore --no-such-flag
+# --memory is checked as run checks it.
+case_ "explore: --memory above the maximum" "--memory: '300G' is above the model's maximum" \
+	"$TOOL" explore --memory 300G
+case_ "explore: --memory not a multiple of the PMD size" \
+	"--memory: '17M' is not a multiple of 2M" "$TOOL" explore --memory 17M
+
+# ---- help, per command --------------------------------------------------
+
+# help_case NAME WORD COMMAND...: exit 0, the command's usage on stdout.
+help_case() {
+	name=$1
+	want=$2
+	shift 2
+	run "$@"
+	status=$?
+	if [ "$status" -ne 0 ]; then
+		not_ok "$name" "exit status $status"
+	elif ! grep -q "^usage: ptebatch $want" "$out"; then
+		not_ok "$name" "no 'usage: ptebatch $want' on stdout"
+	elif grep -q "^usage: ptebatch" "$err"; then
+		not_ok "$name" "usage on stderr too"
+	else
+		ok "$name"
+	fi
+}
+
+for c in run diff bench explore; do
+	help_case "$c --help prints its usage" "$c" "$TOOL" "$c" --help
+	help_case "$c -h prints its usage" "$c" "$TOOL" "$c" -h
+done
+help_case "--help after other flags still prints the usage" run \
+	"$TOOL" run --stats --help
+for c in diff explore; do
+	if "$TOOL" "$c" --help 2>/dev/null | grep -q -- '--arch ARCH'; then
+		ok "$c's usage names --arch"
+	else
+		not_ok "$c's usage names --arch" "no '--arch ARCH' in its usage"
+	fi
+done
+
+# ---- output that cannot be written ---------------------------------------
+
+# full_case NAME COMMAND...: stdout is /dev/full: exit 1 and say so.
+full_case() {
+	name=$1
+	shift
+	if command -v timeout >/dev/null 2>&1; then
+		timeout 60 "$@" >/dev/full 2>"$err" </dev/null
+	else
+		"$@" >/dev/full 2>"$err" </dev/null
+	fi
+	status=$?
+	if [ "$status" -ne 1 ]; then
+		not_ok "$name" "exit status $status, wanted 1"
+	elif ! grep -q 'writ' "$err"; then
+		not_ok "$name" "stderr does not say the write failed"
+	else
+		ok "$name"
+	fi
+}
+
+full_case "help > /dev/full fails" "$TOOL" help
+full_case "run --help > /dev/full fails" "$TOOL" run --help
+full_case "run > /dev/full fails" "$TOOL" run "$tmp/ok.scn"
+full_case "explore > /dev/full fails" "$TOOL" explore --depth 1 --quiet
+full_case "explore --list > /dev/full fails" "$TOOL" explore --list
+full_case "bench > /dev/full fails" "$TOOL" bench gup --quick --backend model \
+	--reps 1 --size 2M
+# diff with a kernel side that runs the model on the text it is given.
+printf '#!/bin/sh\nexec "%s" run --no-check --name "$6" -- /dev/stdin\n' \
+	"$TOOL" >"$tmp/modelside"
+chmod +x "$tmp/modelside"
+full_case "diff > /dev/full fails" env PTEBATCH_DIFF_KERNEL="$tmp/modelside" \
+	"$TOOL" diff "$tmp/ok.scn"
+run "$TOOL" bench gup --quick --backend model --reps 1 --size 2M --json /dev/full
+status=$?
+if [ "$status" -eq 1 ] && grep -q -- '--json: /dev/full' "$err"; then
+	ok "bench --json /dev/full fails"
+else
+	not_ok "bench --json /dev/full fails" "exit status $status"
+fi
+
+# ---- bench on the kernel without root ------------------------------------
+
+status=
+if [ "$(id -u)" -ne 0 ]; then
+	run "$TOOL" bench gup --quick --backend kernel
+	status=$?
+elif command -v setpriv >/dev/null 2>&1; then
+	run setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$TOOL" bench gup --quick --backend kernel
+	status=$?
+fi
+if [ -z "$status" ]; then
+	skip "bench --backend kernel without root exits 4 with the reason" \
+		"root, and no setpriv to drop it"
+elif [ "$status" -eq 4 ] && grep -q 'needs root' "$err" && [ ! -s "$out" ]; then
+	ok "bench --backend kernel without root exits 4 with the reason"
+else
+	not_ok "bench --backend kernel without root exits 4 with the reason" \
+		"exit status $status"
+fi
+
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -7,10 +7,12 @@
  * Most cases run on a fake tree of plain files in a temporary directory,
  * so they run anywhere.  The cases on the real /sys/kernel/mm/
  * transparent_hugepage need root; each one compares every file it could
- * touch with what it read before, and they are skipped when not root.
- * So are the lock cases: with the THP settings lock held by a child, a
- * `ptebatch run --backend kernel` waits, says whose lock it waits for,
- * and runs once the child lets go.
+ * touch with what it read before, holding the THP settings lock so that
+ * no other run on this machine changes them in between.  The lock cases
+ * hold it in a child: the real cases, and a `ptebatch run --backend
+ * kernel`, wait for it, say whose lock they wait for, and go on once the
+ * child lets go.  All of these are skipped where they cannot run: not
+ * root, no THP sysfs, a kernel backend that skips the scenario.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -157,10 +159,18 @@ struct state {
 	char word[NR_KNOB_NAMES][256];
 };
 
+/*
+ * If >= 0, read_state() writes a byte here before each read of the real
+ * knobs: how test_real_cases_wait() sees when the real cases read them.
+ */
+static int real_reads_fd = -1;
+
 static void read_state(const char *dir, struct state *st)
 {
 	int i;
 
+	if (real_reads_fd >= 0 && !strcmp(dir, THP_SYSFS_DIR))
+		t_write_all(real_reads_fd, "r", 1);
 	for (i = 0; i < NR_KNOB_NAMES; i++)
 		snprintf(st->word[i], sizeof(st->word[i]), "%s",
 			 word(dir, knob_names[i]));
@@ -573,8 +583,20 @@ static void test_real_exit_paths(void)
 		tap_skip("not root", "real sysfs: apply, signals, restore");
 		return;
 	}
-	if (thp_sysfs_set_dir(NULL))
+	/*
+	 * From the first read to the last comparison: another run (a diff,
+	 * a bench on the kernel) must not change the knobs in between.  The
+	 * children apply under it: they share it (thp_sysfs.h).
+	 */
+	if (thp_lock_take(why, sizeof(why))) {
+		tap_ok(false, "real sysfs: the THP settings lock");
+		tap_diag("%s", why);
 		return;
+	}
+	if (thp_sysfs_set_dir(NULL)) {
+		thp_lock_drop();
+		return;
+	}
 	/* A configuration unlike the usual one, so restoring shows. */
 	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
 	set_policy(mthp, 2UL << 20, SCN_POL_NEVER);
@@ -597,6 +619,7 @@ static void test_real_exit_paths(void)
 	tap_ok(thp_fallback_snapshot(&fb) == 0 && fb.have_collapsed,
 	       "real sysfs: the fallback counters can be read");
 	thp_sysfs_set_dir(fake.path);
+	thp_lock_drop();
 }
 
 /* ---- the THP settings lock -------------------------------------------- */
@@ -951,6 +974,92 @@ static void test_real_run_waits(void)
 		tap_diag("its stderr: %s", err);
 }
 
+/*
+ * In a child: the real-sysfs cases, their TAP lines and stderr to @out,
+ * a byte to @reads before each read of the real knobs.  Exits 0 if they
+ * all passed.
+ */
+static void real_cases_body(int out, int reads)
+{
+	if (dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
+		_exit(127);
+	memset(&tap_state, 0, sizeof(tap_state));
+	real_reads_fd = reads;
+	test_real_exit_paths();
+	fflush(stdout);
+	_exit(tap_state.failed ? 1 : 0);
+}
+
+/*
+ * The real-sysfs cases read the knobs, let children change and restore
+ * them, and compare: a kernel run of someone else's in between (a diff,
+ * a bench on the kernel) would make them fail, so they hold the THP
+ * settings lock from their first read to their last.  Run them while
+ * another process holds it: they must read nothing until it lets go,
+ * which it does when they say they are waiting for it (or read anyway),
+ * and then pass.
+ */
+static void test_real_cases_wait(void)
+{
+	const char *missing = real_sysfs_missing();
+	char why[256], want[96], text[16384] = "";
+	int out[2], reads[2], status;
+	struct timespec deadline;
+	struct pollfd early;
+	enum wait_end end;
+	struct holder h;
+	pid_t pid;
+
+	if (missing) {
+		tap_skip(missing, "real sysfs: the cases wait for the THP"
+			 " settings lock");
+		return;
+	}
+	if (!tap_ok(holder_start(&h, why, sizeof(why)), "real sysfs: another"
+		    " process holds the THP settings lock")) {
+		tap_diag("%s", why);
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) || pipe2(reads, O_CLOEXEC)) {
+		tap_ok(false, "real sysfs: pipes for the cases");
+		holder_stop(&h);
+		return;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0)
+		real_cases_body(out[1], reads[1]);
+	close(out[1]);
+	close(reads[1]);
+	snprintf(want, sizeof(want), "waiting for the THP settings lock held"
+		 " by pid %d", (int)h.pid);
+	deadline = bound_from_now();
+	end = pid < 0 ? ENDED : wait_for_text(out[0], text, sizeof(text), want,
+					      reads[0], &deadline);
+	/* Anything read before we let go was read under another's lock. */
+	early = (struct pollfd){ reads[0], POLLIN, 0 };
+	if (end == SAW_TEXT && poll(&early, 1, 0) == 1 &&
+	    (early.revents & POLLIN))
+		end = SAW_OTHER;
+	if (!tap_ok(end == SAW_TEXT, "real sysfs: the cases read no knob while"
+		    " another process holds the THP settings lock, and say they"
+		    " wait"))
+		tap_diag("%s", end == SAW_OTHER ? "they read the knobs under"
+			 " another's lock" : end == ENDED ? "they ended" :
+			 "they neither read nor said they wait");
+	holder_stop(&h);
+	deadline = bound_from_now();
+	wait_for_text(out[0], text, sizeof(text), NULL, -1, &deadline);
+	status = pid < 0 ? -1 : wait_bounded(pid, &deadline);
+	if (!tap_ok(status != -1 && WIFEXITED(status) && !WEXITSTATUS(status),
+		    "real sysfs: once it lets go, they run and pass (status %#x)",
+		    status))
+		tap_diag_text(text);
+	close(out[0]);
+	close(reads[0]);
+}
+
 int main(void)
 {
 	/* The children that die of SIGSEGV, SIGABRT, SIGBUS and SIGQUIT
@@ -969,6 +1078,7 @@ int main(void)
 	test_fake_not_writable();
 	test_fallback_check();
 	test_real_exit_paths();
+	test_real_cases_wait();
 	test_real_run_waits();
 	t_tmpdir_remove(&fake);
 	return tap_done();

@@ -65,6 +65,8 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/thp_sysfs.h"
@@ -163,49 +165,184 @@ static void restore_knobs(void)
  * The THP knobs are the machine's: two runs that applied at once would
  * each save the other's values as "original" and the last restore would
  * leave them changed.  A run holds this lock from apply to restore, so
- * runs (tests, diff, benchmarks) take turns.  Only for the real sysfs
- * tree; a test's fake tree is its own.
+ * runs (tests, diff, benchmarks) take turns.  Apply takes it only for the
+ * real sysfs tree (a test's fake tree is its own), and only if this
+ * process does not hold it already: a test that reads and compares the
+ * real knobs around its children's runs holds it itself, through
+ * thp_lock_take(), and the children share it (see thp_sysfs.h).
+ *
+ * flock(), not fcntl() locks.  Every ptebatch build, older ones too
+ * (another worktree, a CI clone), flocks this file, and flock and fcntl
+ * locks do not see each other.  POSIX record locks would name their
+ * holder (F_GETLK), but they are the process's, not the open file's: any
+ * close of the file in the process drops them, a forked child does not
+ * share them, and a second open in the same process does not conflict.
+ * OFD locks belong to the open file, but F_OFD_GETLK reports their
+ * holder's pid as -1.
+ *
+ * A waiting run names the holder's pid, read from /proc/locks: the
+ * kernel's own table, right from the moment the lock is taken to the
+ * moment it goes, also for a holder built from older sources.  A pid
+ * written into the file instead would be empty or stale between a
+ * holder's flock() and its write, left behind by a holder that was
+ * killed, and never written by older builds: a message naming the wrong
+ * process.
  */
 static int __attribute__((format(printf, 4, 5)))
 fail(int err, char *why, size_t whylen, const char *fmt, ...);
 
 #define THP_LOCK_PATH "/run/lock/ptebatch-thp.lock"
 #define THP_LOCK_FALLBACK "/tmp/ptebatch-thp.lock"
+/* A wait up to this long goes unsaid: the holder is about to restore. */
+#define THP_LOCK_QUIET_MS 1000
+#define THP_LOCK_POLL_MS 10
+
 static volatile int lock_fd = -1;
+/* apply took the lock, and restore drops it; else thp_lock_take()'s. */
+static volatile sig_atomic_t lock_of_apply;
 
-static int take_lock(char *why, size_t whylen)
+/*
+ * The pid of the process holding the flock() lock on @fd's file, as
+ * /proc/locks lists it ("1: FLOCK  ADVISORY  WRITE 1234 fe:00:10780673 0
+ * EOF"; a waiter's line has "->" before FLOCK); 0 if none is listed.
+ */
+static pid_t lock_holder(int fd)
 {
-	int fd;
+	unsigned int maj, min;
+	unsigned long ino;
+	char line[256], type[16];
+	struct stat st;
+	pid_t holder = 0;
+	FILE *f;
+	int pid;
 
-	if (strcmp(thp_dir, THP_SYSFS_DIR))
+	if (fstat(fd, &st))
 		return 0;
-	fd = open(THP_LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		fd = open(THP_LOCK_FALLBACK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	while (!holder && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", type, &pid,
+			   &maj, &min, &ino) == 5 && !strcmp(type, "FLOCK") &&
+		    pid > 0 && maj == major(st.st_dev) &&
+		    min == minor(st.st_dev) && ino == st.st_ino)
+			holder = pid;
+	fclose(f);
+	return holder;
+}
+
+static long ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 +
+	       (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/*
+ * Take the lock on @fd (the file @path).  Tried without blocking for a
+ * second, quietly; then said once on stderr, with the holder, and waited
+ * for in flock(), however long the holder takes.  Nothing else blocks,
+ * so a signal whose action ends the process ends the wait (and the lock
+ * request with the fd); a handled one (EINTR) does not.
+ */
+static int wait_for_lock(int fd, const char *path, char *why, size_t whylen)
+{
+	const struct timespec nap = { 0, THP_LOCK_POLL_MS * 1000000L };
+	struct timespec start;
+	pid_t holder = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			goto error;
+		if (ms_since(&start) >= THP_LOCK_QUIET_MS) {
+			holder = lock_holder(fd);
+			/* Unlisted: changing hands right now, or not in our
+			 * pid namespace; give the first a moment. */
+			if (holder || ms_since(&start) >= 2 * THP_LOCK_QUIET_MS)
+				break;
+		}
+		nanosleep(&nap, NULL);
+	}
+	if (holder)
+		fprintf(stderr, "ptebatch: waiting for the THP settings lock held"
+			" by pid %d (%s)\n", (int)holder, path);
+	else
+		fprintf(stderr, "ptebatch: waiting for the THP settings lock (%s),"
+			" its holder not listed in /proc/locks\n", path);
+	while (flock(fd, LOCK_EX))
+		if (errno != EINTR)
+			goto error;
+	return 0;
+error:
+	return fail(-errno, why, whylen, "cannot lock %s: %s", path,
+		    strerror(errno));
+}
+
+int thp_lock_take(char *why, size_t whylen)
+{
+	const char *path = THP_LOCK_PATH;
+	int fd, ret;
+
+	if (lock_fd >= 0)
+		return 0;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		path = THP_LOCK_FALLBACK;
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	}
 	if (fd < 0)
 		return fail(-errno, why, whylen, "cannot open %s: %s",
 			    THP_LOCK_PATH, strerror(errno));
-	while (flock(fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			int err = errno;
-
-			close(fd);
-			return fail(-err, why, whylen, "cannot lock %s: %s",
-				    THP_LOCK_PATH, strerror(err));
-		}
+	ret = wait_for_lock(fd, path, why, whylen);
+	if (ret) {
+		close(fd);
+		return ret;
 	}
 	lock_fd = fd;
 	return 0;
 }
 
 /* Async-signal-safe: close() releases the lock. */
-static void drop_lock(void)
+static void close_lock(void)
 {
 	int fd = lock_fd;
 
 	lock_fd = -1;
 	if (fd >= 0)
 		close(fd);
+}
+
+void thp_lock_drop(void)
+{
+	if (!lock_of_apply)
+		close_lock();
+}
+
+/* For the real tree, unless this process holds the lock already. */
+static int take_apply_lock(char *why, size_t whylen)
+{
+	int ret;
+
+	if (strcmp(thp_dir, THP_SYSFS_DIR) || lock_fd >= 0)
+		return 0;
+	ret = thp_lock_take(why, whylen);
+	if (!ret)
+		lock_of_apply = 1;
+	return ret;
+}
+
+/* Async-signal-safe. */
+static void drop_apply_lock(void)
+{
+	if (lock_of_apply) {
+		lock_of_apply = 0;
+		close_lock();
+	}
 }
 
 static void drop_anchor(void)
@@ -242,7 +379,7 @@ void thp_settings_restore(void)
 	restore_knobs();
 	drop_anchor();
 	uninstall_handlers();
-	drop_lock();
+	drop_apply_lock();
 }
 
 /*
@@ -259,7 +396,7 @@ static void on_fatal_signal(int sig)
 	if (getpid() == owner) {
 		restore_knobs();
 		drop_anchor();
-		drop_lock();
+		drop_apply_lock();
 	}
 	for (i = 0; i < NR_RESTORE_SIGNALS; i++)
 		if (restore_signals[i] == sig)
@@ -607,13 +744,13 @@ int thp_settings_apply(const enum scn_policy mthp[SCN_NR_MTHP_SIZES],
 		     strerror(-ret));
 		goto out;
 	}
-	ret = take_lock(why, whylen);
+	ret = take_apply_lock(why, whylen);
 	if (ret)
 		goto out;
 	nr_knobs = 0;
 	ret = save_knobs(p, &nr, why, whylen);
 	if (ret) {
-		drop_lock();
+		drop_apply_lock();
 		goto out;
 	}
 	owner = getpid();

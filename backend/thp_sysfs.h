@@ -4,10 +4,12 @@
  * and put back afterwards on every exit path, and the counters that tell
  * afterwards whether the folios the run asked for really materialized.
  *
- * One configuration is applied at a time, per process.  The process that
- * applied it (not its children: they inherit the handlers but never
- * restore) puts the saved values back on thp_settings_restore(), at exit()
- * and on SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGABRT and SIGBUS.
+ * One configuration is applied at a time, per process, and one process
+ * at a time changes the real knobs (the THP settings lock, below).  The
+ * process that applied it (not its children: they inherit the handlers
+ * but never restore) puts the saved values back on
+ * thp_settings_restore(), at exit() and on SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGSEGV, SIGABRT and SIGBUS.
  * Nothing can run on SIGKILL or _exit(): those leave the run's settings in
  * place, and the old values are lost.
  */
@@ -27,7 +29,9 @@
  * `inherit`, every other size its mthp line or `never` (also sizes the
  * language lacks, such as an 8kB one), use_zero_page 1, defrag madvise,
  * and khugepaged kept from collapsing during the run (see thp_sysfs.c).
- * Knobs it does not know are left alone.
+ * Knobs it does not know are left alone.  On the real tree it first
+ * takes the THP settings lock (thp_lock_take(), below), waiting for any
+ * other run to restore.
  *
  * Returns 0; -EOPNOTSUPP when this kernel cannot run the configuration (a
  * named size has no sysfs file, no THP at all, a PMD size other than 2M);
@@ -47,6 +51,37 @@ int thp_settings_apply(const enum scn_policy mthp[SCN_NR_MTHP_SIZES],
  * own handler for one of the signals above may call it from there.
  */
 void thp_settings_restore(void);
+
+/*
+ * The THP settings lock: every process that changes the real THP sysfs,
+ * or reads it and depends on nobody else changing it, holds it, so that
+ * they take turns.  It is flock() on /run/lock/ptebatch-thp.lock
+ * (/tmp/ptebatch-thp.lock if that cannot be opened): it belongs to the
+ * open file, so it dies with the last descriptor of the process holding
+ * it - never left held by a process that is gone - and a child forked
+ * while it is held shares it.
+ *
+ * thp_settings_apply() takes it on the real tree (not on a test's fake
+ * one) unless this process holds it already, and its restore drops what
+ * it took.  Other code that depends on the real knobs (the tests that
+ * compare them before and after their children's runs) holds it through
+ * thp_lock_take() and thp_lock_drop(); children forked in between apply
+ * and restore under it.
+ *
+ * thp_lock_take() returns 0 once this process holds the lock (at once if
+ * it does already: not counted, one thp_lock_drop() ends it), or -errno
+ * with @why if the file cannot be opened or locked.  While another
+ * process holds it, it waits, quietly for a second, then saying once on
+ * stderr "ptebatch: waiting for the THP settings lock held by pid N
+ * (PATH)", and on for as long as it takes.  A signal that ends the
+ * process ends the wait.
+ *
+ * thp_lock_drop() releases what thp_lock_take() took; while this
+ * process's apply holds the lock it does nothing (restore releases it).
+ * Async-signal-safe.
+ */
+int thp_lock_take(char *why, size_t whylen);
+void thp_lock_drop(void);
 
 /*
  * Use @dir instead of THP_SYSFS_DIR (NULL: back to it).  For tests, which

@@ -7,10 +7,16 @@
  * Most cases run on a fake tree of plain files in a temporary directory,
  * so they run anywhere.  The cases on the real /sys/kernel/mm/
  * transparent_hugepage need root; each one compares every file it could
- * touch with what it read before, and they are skipped when not root.
+ * touch with what it read before, holding the THP settings lock so that
+ * no other run on this machine changes them in between.  The lock cases
+ * hold it in a child: the real cases, and a `ptebatch run --backend
+ * kernel`, wait for it, say whose lock they wait for, and go on once the
+ * child lets go.  All of these are skipped where they cannot run: not
+ * root, no THP sysfs, a kernel backend that skips the scenario.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -152,10 +159,18 @@ struct state {
 	char word[NR_KNOB_NAMES][256];
 };
 
+/*
+ * If >= 0, read_state() writes a byte here before each read of the real
+ * knobs: how test_real_cases_wait() sees when the real cases read them.
+ */
+static int real_reads_fd = -1;
+
 static void read_state(const char *dir, struct state *st)
 {
 	int i;
 
+	if (real_reads_fd >= 0 && !strcmp(dir, THP_SYSFS_DIR))
+		t_write_all(real_reads_fd, "r", 1);
 	for (i = 0; i < NR_KNOB_NAMES; i++)
 		snprintf(st->word[i], sizeof(st->word[i]), "%s",
 			 word(dir, knob_names[i]));
@@ -568,8 +583,20 @@ static void test_real_exit_paths(void)
 		tap_skip("not root", "real sysfs: apply, signals, restore");
 		return;
 	}
-	if (thp_sysfs_set_dir(NULL))
+	/*
+	 * From the first read to the last comparison: another run (a diff,
+	 * a bench on the kernel) must not change the knobs in between.  The
+	 * children apply under it: they share it (thp_sysfs.h).
+	 */
+	if (thp_lock_take(why, sizeof(why))) {
+		tap_ok(false, "real sysfs: the THP settings lock");
+		tap_diag("%s", why);
 		return;
+	}
+	if (thp_sysfs_set_dir(NULL)) {
+		thp_lock_drop();
+		return;
+	}
 	/* A configuration unlike the usual one, so restoring shows. */
 	set_policy(mthp, 64UL << 10, SCN_POL_ALWAYS);
 	set_policy(mthp, 2UL << 20, SCN_POL_NEVER);
@@ -592,6 +619,445 @@ static void test_real_exit_paths(void)
 	tap_ok(thp_fallback_snapshot(&fb) == 0 && fb.have_collapsed,
 	       "real sysfs: the fallback counters can be read");
 	thp_sysfs_set_dir(fake.path);
+	thp_lock_drop();
+}
+
+/* ---- the THP settings lock -------------------------------------------- */
+
+/*
+ * How long a lock test waits for something before it calls it hung and
+ * fails.  Never a timing assertion: the other runs on this machine (a CI
+ * run, a developer's diff) may hold the lock for a while, and a waiting
+ * run speaks after a second.
+ */
+#define LOCK_TEST_BOUND_S 300
+
+static struct timespec bound_from_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += LOCK_TEST_BOUND_S;
+	return t;
+}
+
+/* Milliseconds until @deadline, 0 once it has passed. */
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000 +
+	     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+enum wait_end { SAW_TEXT, SAW_OTHER, ENDED, BOUND_HIT };
+
+/*
+ * Append what @fd says to @buf (@size bytes, kept NUL-terminated) until
+ * it holds @want (NULL: until @fd ends), @other (if >= 0) has something
+ * to read, @fd ends, or @deadline passes.
+ */
+static enum wait_end wait_for_text(int fd, char *buf, size_t size,
+				   const char *want, int other,
+				   const struct timespec *deadline)
+{
+	struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { other, POLLIN, 0 } };
+	size_t len = strlen(buf);
+	char scratch[512];
+	ssize_t n;
+
+	for (;;) {
+		if (want && strstr(buf, want))
+			return SAW_TEXT;
+		n = poll(pfd, other >= 0 ? 2 : 1, ms_left(deadline));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return BOUND_HIT;
+		if (other >= 0 && (pfd[1].revents & POLLIN))
+			return SAW_OTHER;
+		if (other >= 0 && pfd[1].revents)
+			other = -1;	/* ended with nothing to read */
+		if (!pfd[0].revents)
+			continue;
+		/* Past the buffer's end the text is read and dropped. */
+		n = len + 1 < size ? read(fd, buf + len, size - len - 1) :
+				     read(fd, scratch, sizeof(scratch));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return ENDED;
+		if (len + 1 < size) {
+			len += n;
+			buf[len] = '\0';
+		}
+	}
+}
+
+/* waitpid() with the bound; past it, SIGTERM (which restores) and wait. */
+static int wait_bounded(pid_t pid, const struct timespec *deadline)
+{
+	const struct timespec nap = { 0, 10 * 1000000L };
+	int status;
+	pid_t got;
+
+	while ((got = waitpid(pid, &status, WNOHANG)) == 0 && ms_left(deadline))
+		nanosleep(&nap, NULL);
+	if (got == 0) {
+		tap_diag("pid %d still running after %d s: stopped", (int)pid,
+			 LOCK_TEST_BOUND_S);
+		kill(pid, SIGTERM);
+		got = waitpid(pid, &status, 0);
+	}
+	return got == pid ? status : -1;
+}
+
+/*
+ * Another process holding the THP settings lock: a child that takes it
+ * with thp_lock_take(), says so, and holds it until a byte comes down its
+ * pipe from us or the pipe ends (so also when we die).
+ */
+struct holder {
+	pid_t pid;
+	int release;	/* a byte, or its end: the holder lets go and exits */
+};
+
+static void holder_body(int up, int down)
+{
+	char c, reason[256] = "";
+
+	if (thp_lock_take(reason, sizeof(reason))) {
+		t_write_all(up, reason, strlen(reason));
+		_exit(1);
+	}
+	t_write_all(up, "locked", 6);
+	close(up);
+	/* A byte, or the end: every copy of the write end closed. */
+	while (read(down, &c, 1) < 0 && errno == EINTR)
+		;
+	thp_lock_drop();
+	_exit(0);
+}
+
+/*
+ * Let go, and reap the holder.  A byte, not only the end of the pipe: a
+ * child forked meanwhile may hold a copy of its write end.
+ */
+static void holder_stop(struct holder *h)
+{
+	struct timespec deadline = bound_from_now();
+
+	if (h->release >= 0) {
+		t_write_all(h->release, "", 1);
+		close(h->release);
+	}
+	h->release = -1;
+	if (h->pid > 0)
+		wait_bounded(h->pid, &deadline);
+	h->pid = -1;
+}
+
+/* False, with the reason in @why, if it did not get the lock in time. */
+static bool holder_start(struct holder *h, char *why, size_t whylen)
+{
+	struct timespec deadline = bound_from_now();
+	char answer[256] = "";
+	int up[2], down[2];
+	enum wait_end end;
+
+	h->pid = -1;
+	h->release = -1;
+	if (pipe2(up, O_CLOEXEC))
+		return false;
+	if (pipe2(down, O_CLOEXEC)) {
+		close(up[0]);
+		close(up[1]);
+		return false;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	h->pid = fork();
+	if (h->pid == 0) {
+		close(up[0]);
+		close(down[1]);
+		holder_body(up[1], down[0]);
+	}
+	close(up[1]);
+	close(down[0]);
+	h->release = down[1];
+	end = h->pid < 0 ? ENDED : wait_for_text(up[0], answer, sizeof(answer),
+						  NULL, -1, &deadline);
+	close(up[0]);
+	if (end == ENDED && !strcmp(answer, "locked"))
+		return true;
+	snprintf(why, whylen, "%s", end == BOUND_HIT ? "the holder did not"
+		 " get the lock in time" : answer[0] ? answer :
+		 "the holder died");
+	if (h->pid > 0)
+		kill(h->pid, SIGTERM);	/* it holds nothing yet */
+	holder_stop(h);
+	return false;
+}
+
+/* $BUILD/ptebatch: this program is $BUILD/tests/test_thp_sysfs. */
+static bool tool_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	char *slash;
+	int i;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (i = 0; i < 2; i++) {
+		slash = strrchr(buf, '/');
+		if (!slash)
+			return false;
+		*slash = '\0';
+	}
+	if (strlen(buf) + sizeof("/ptebatch") > size)
+		return false;
+	strcat(buf, "/ptebatch");
+	return access(buf, X_OK) == 0;
+}
+
+/* Base pages only: on the kernel it never falls back, so never skips. */
+#define LOCK_TEST_SCENARIO "tests/scenarios/cow-basic-4k.scn"
+
+/*
+ * Start `@tool run --backend kernel LOCK_TEST_SCENARIO`, its stdout to
+ * /dev/null, its stderr to a pipe whose read end goes to *@err.  Returns
+ * its pid, or -1.
+ */
+static pid_t start_run(const char *tool, int *err)
+{
+	int fds[2];
+	pid_t pid;
+
+	*err = -1;
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+		    dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(127);
+		execl(tool, tool, "run", "--backend", "kernel",
+		      LOCK_TEST_SCENARIO, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	*err = fds[0];
+	return pid;
+}
+
+/* Can a test run the kernel backend's apply here?  If not, why. */
+static const char *real_sysfs_missing(void)
+{
+	if (geteuid())
+		return "not root";
+	if (access(THP_SYSFS_DIR "/enabled", F_OK))
+		return "no " THP_SYSFS_DIR;
+	return NULL;
+}
+
+/*
+ * `ptebatch run --backend kernel` while another process holds the THP
+ * settings lock: it says on stderr whom it waits for, changes nothing
+ * meanwhile, still ends on SIGTERM and SIGINT (the restore path's
+ * signals), and once the holder lets go it runs to its end.
+ */
+static void test_real_run_waits(void)
+{
+	static const struct ending_case sigs[] = {
+		{ END_SIGNAL, SIGTERM, "SIGTERM" },
+		{ END_SIGNAL, SIGINT, "SIGINT" },
+	};
+	char tool[512], why[256], want[96], err[4096] = "", other[4096];
+	const char *missing = real_sysfs_missing();
+	struct state before, during;
+	struct timespec deadline;
+	int fd, wfd, status;
+	enum wait_end end;
+	struct holder h;
+	pid_t run, w;
+	size_t i;
+
+	if (missing) {
+		tap_skip(missing, "lock: a kernel run waits for the THP settings"
+			 " lock and says whose");
+		return;
+	}
+	if (!tap_ok(tool_path(tool, sizeof(tool)) &&
+		    !access(LOCK_TEST_SCENARIO, R_OK),
+		    "lock: ptebatch and " LOCK_TEST_SCENARIO " are there")) {
+		tap_diag("looked for %s", tool);
+		return;
+	}
+	if (!tap_ok(holder_start(&h, why, sizeof(why)), "lock: another process"
+		    " holds the THP settings lock")) {
+		tap_diag("%s", why);
+		return;
+	}
+	read_state(THP_SYSFS_DIR, &before);
+	snprintf(want, sizeof(want), "waiting for the THP settings lock held"
+		 " by pid %d", (int)h.pid);
+
+	run = start_run(tool, &fd);
+	deadline = bound_from_now();
+	end = run > 0 ? wait_for_text(fd, err, sizeof(err), want, -1, &deadline)
+		      : ENDED;
+	if (end == ENDED && run > 0) {
+		/* Done before the lock: skipped (exit 4), or failed. */
+		status = wait_bounded(run, &deadline);
+		run = -1;
+		if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 4) {
+			holder_stop(&h);
+			close(fd);
+			err[strcspn(err, "\n")] = '\0';
+			tap_skip(err, "lock: a kernel run waits for the THP"
+				 " settings lock and says whose");
+			return;
+		}
+	}
+	if (!tap_ok(end == SAW_TEXT, "lock: a kernel run says on stderr it is"
+		    " waiting for the THP settings lock held by pid <the"
+		    " holder's>"))
+		tap_diag("wanted '%s' in its stderr: %s", want, err);
+
+	for (i = 0; end == SAW_TEXT && i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		other[0] = '\0';
+		w = start_run(tool, &wfd);
+		deadline = bound_from_now();
+		if (w > 0 && wait_for_text(wfd, other, sizeof(other), want, -1,
+					   &deadline) == SAW_TEXT)
+			kill(w, sigs[i].sig);
+		else if (w > 0)
+			kill(w, SIGTERM);
+		status = w > 0 ? wait_bounded(w, &deadline) : -1;
+		if (wfd >= 0)
+			close(wfd);
+		if (!tap_ok(died_of(status, sigs[i].sig), "lock: a run waiting for"
+			    " it ends on %s (status %#x)", sigs[i].name, status))
+			tap_diag("its stderr: %s", other);
+	}
+
+	read_state(THP_SYSFS_DIR, &during);
+	if (!tap_ok(run > 0 && waitpid(run, &status, WNOHANG) == 0 &&
+		    !*state_diff(&before, &during), "lock: meanwhile the run"
+		    " waits and no knob changed"))
+		tap_diag("%s", state_diff(&before, &during));
+
+	holder_stop(&h);
+	deadline = bound_from_now();
+	if (fd >= 0) {
+		wait_for_text(fd, err, sizeof(err), NULL, -1, &deadline);
+		close(fd);
+	}
+	status = run > 0 ? wait_bounded(run, &deadline) : -1;
+	tap_ok(status != -1 && WIFEXITED(status) && !WEXITSTATUS(status),
+	       "lock: once the holder lets go, the run goes to its end"
+	       " (status %#x)", status);
+	if (!tap_ok(end == SAW_TEXT && strchr(err, '\n') == err + strlen(err) - 1,
+		    "lock: and it said nothing else on stderr"))
+		tap_diag("its stderr: %s", err);
+}
+
+/*
+ * In a child: the real-sysfs cases, their TAP lines and stderr to @out,
+ * a byte to @reads before each read of the real knobs.  Exits 0 if they
+ * all passed.
+ */
+static void real_cases_body(int out, int reads)
+{
+	if (dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
+		_exit(127);
+	memset(&tap_state, 0, sizeof(tap_state));
+	real_reads_fd = reads;
+	test_real_exit_paths();
+	fflush(stdout);
+	_exit(tap_state.failed ? 1 : 0);
+}
+
+/*
+ * The real-sysfs cases read the knobs, let children change and restore
+ * them, and compare: a kernel run of someone else's in between (a diff,
+ * a bench on the kernel) would make them fail, so they hold the THP
+ * settings lock from their first read to their last.  Run them while
+ * another process holds it: they must read nothing until it lets go,
+ * which it does when they say they are waiting for it (or read anyway),
+ * and then pass.
+ */
+static void test_real_cases_wait(void)
+{
+	const char *missing = real_sysfs_missing();
+	char why[256], want[96], text[16384] = "";
+	int out[2], reads[2], status;
+	struct timespec deadline;
+	struct pollfd early;
+	enum wait_end end;
+	struct holder h;
+	pid_t pid;
+
+	if (missing) {
+		tap_skip(missing, "real sysfs: the cases wait for the THP"
+			 " settings lock");
+		return;
+	}
+	if (!tap_ok(holder_start(&h, why, sizeof(why)), "real sysfs: another"
+		    " process holds the THP settings lock")) {
+		tap_diag("%s", why);
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) || pipe2(reads, O_CLOEXEC)) {
+		tap_ok(false, "real sysfs: pipes for the cases");
+		holder_stop(&h);
+		return;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0)
+		real_cases_body(out[1], reads[1]);
+	close(out[1]);
+	close(reads[1]);
+	snprintf(want, sizeof(want), "waiting for the THP settings lock held"
+		 " by pid %d", (int)h.pid);
+	deadline = bound_from_now();
+	end = pid < 0 ? ENDED : wait_for_text(out[0], text, sizeof(text), want,
+					      reads[0], &deadline);
+	/* Anything read before we let go was read under another's lock. */
+	early = (struct pollfd){ reads[0], POLLIN, 0 };
+	if (end == SAW_TEXT && poll(&early, 1, 0) == 1 &&
+	    (early.revents & POLLIN))
+		end = SAW_OTHER;
+	if (!tap_ok(end == SAW_TEXT, "real sysfs: the cases read no knob while"
+		    " another process holds the THP settings lock, and say they"
+		    " wait"))
+		tap_diag("%s", end == SAW_OTHER ? "they read the knobs under"
+			 " another's lock" : end == ENDED ? "they ended" :
+			 "they neither read nor said they wait");
+	holder_stop(&h);
+	deadline = bound_from_now();
+	wait_for_text(out[0], text, sizeof(text), NULL, -1, &deadline);
+	status = pid < 0 ? -1 : wait_bounded(pid, &deadline);
+	if (!tap_ok(status != -1 && WIFEXITED(status) && !WEXITSTATUS(status),
+		    "real sysfs: once it lets go, they run and pass (status %#x)",
+		    status))
+		tap_diag_text(text);
+	close(out[0]);
+	close(reads[0]);
 }
 
 int main(void)
@@ -612,6 +1078,8 @@ int main(void)
 	test_fake_not_writable();
 	test_fallback_check();
 	test_real_exit_paths();
+	test_real_cases_wait();
+	test_real_run_waits();
 	t_tmpdir_remove(&fake);
 	return tap_done();
 }

@@ -139,6 +139,10 @@ elif [ "$(id -u)" -ne 0 ]; then
 	root_reason="not root: the kernel backend writes THP sysfs"
 elif [ ! -d /sys/kernel/mm/transparent_hugepage ]; then
 	root_reason="no /sys/kernel/mm/transparent_hugepage"
+elif ! "$TOOL" run --backend kernel "$tmp/small.scn" >/dev/null 2>"$tmp/probe"; then
+	# The backend's own reason it cannot run here (under ASan, say,
+	# whose shadow memory holds the scenarios' addresses).
+	root_reason="the kernel backend cannot run here: $(sed -n '1s/^[^:]*: //p' "$tmp/probe")"
 fi
 
 skip_root() {

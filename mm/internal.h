@@ -397,6 +397,9 @@ void for_each_allocated_folio(void (*fn)(struct folio *folio, void *arg),
 void clear_folio(struct folio *folio);
 void copy_highpage(struct page *to, struct page *from);
 
+/* check.c */
+unsigned long check_visited(void);
+
 /* rmap.c */
 int anon_vma_prepare(struct vm_area_struct *vma);
 struct anon_vma *anon_vma_get(struct anon_vma *av);

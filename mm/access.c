@@ -121,6 +121,7 @@ int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 		rcu_read_unlock();
 		if (ok) {
 			*e = (struct tlb_entry){ mm, vpn, pfn, writable, dirty };
+			t->used = true;
 			goto access;
 		}
 		/*

@@ -2,8 +2,8 @@
  * check.c: the invariant checker (pb_check).  It reads all model state
  * and writes none of it (but for forgetting a TLB entry of a dead mm once
  * reported): every page table of every live mm, every
- * outstanding GUP result, every TLB and the memmap, and reports each
- * violation of these invariants:
+ * outstanding GUP result, every TLB and every allocated folio, and
+ * reports each violation of these invariants:
  *
  *  - a writable PTE maps an anon page that is not PageAnonExclusive, or a
  *    page mapped more than once;
@@ -21,34 +21,244 @@
  *  - a TLB entry that grants more than its PTE (a missing flush), or one
  *    of an mm that no longer exists;
  *  - frames neither free, nor in a folio, nor in a reachable page table.
+ *
+ * Its cost follows what is in use, not the machine's size: it walks the
+ * page tables of the live mms, the GUP results, the allocated folios (the
+ * allocator's list, page_alloc.c) and the TLBs of the CPUs that used
+ * theirs; what the page tables and GUP results say about each pfn goes
+ * into a sparse array holding only the pfns they name; and the frames in
+ * no folio are counted, not visited: free, page-table and reserved frames
+ * are the allocator's counts.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
 
-struct folio_acct {
+/*
+ * What the page tables and GUP results say about one pfn: as the head of
+ * a folio (the folio's mappings and references) and as a page (who maps
+ * it).  A small folio's pfn is both.
+ */
+struct acct {
+	unsigned int gen;		/* valid in the check of this generation */
+	/* As a folio's head. */
 	unsigned int pte_maps, pmd_maps, gets, pins;
 	unsigned int mms;		/* distinct MMs mapping it */
 	struct mm_struct *last_mm;
 	unsigned int slot_maps[2];	/* mappings by the MMs in _mm_id[] */
-};
-
-struct page_acct {
-	unsigned int maps;
+	/* As a page. */
 	struct mm_struct *mm;		/* first MM seen mapping it */
 	bool multi_mm;
 };
+
+/*
+ * The accounting is a sparse array indexed by pfn, as SPARSEMEM keeps the
+ * memmap: chunks of ACCT_CHUNK_PFNS consecutive pfns, present only where
+ * a page table or GUP result names a pfn, found through a small hash
+ * table of chunk numbers.  The pages of a folio, and folios allocated one
+ * after the other, share a chunk, so the check reads its accounting in
+ * the order it walks.  Chunks and hash table are kept from one check to
+ * the next and emptied by advancing a generation: a check touches what
+ * it meets and nothing else.
+ */
+#define ACCT_CHUNK_SHIFT	6
+#define ACCT_CHUNK_PFNS		(1UL << ACCT_CHUNK_SHIFT)
+
+struct acct_chunk {
+	struct acct e[ACCT_CHUNK_PFNS];
+};
+
+struct acct_dir_entry {
+	unsigned long nr;		/* pfn >> ACCT_CHUNK_SHIFT */
+	unsigned int gen;
+	struct acct_chunk *chunk;
+};
+
+struct acct_table {
+	struct acct_dir_entry *dir;	/* open addressing */
+	unsigned long dir_size;		/* a power of two */
+	unsigned long dir_used;		/* entries of this generation */
+	struct acct_chunk **chunks;	/* allocated chunks, reused */
+	unsigned long nr_chunks, cap_chunks, chunks_used;
+	unsigned int gen;
+	unsigned long last_nr;		/* the chunk of the last look-up */
+	struct acct_chunk *last;
+	bool nomem;			/* the host refused to grow it */
+};
+
+/* pb_check() may be called from any thread; one at a time owns the table. */
+static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct acct_table acct_table;
+static unsigned long last_visited;
 
 struct checker {
 	FILE *report;
 	unsigned long violations;
 	unsigned long outstanding_pins;	/* pages of live FOLL_PIN results */
-	struct folio_acct *folios;	/* indexed by head pfn */
-	struct page_acct *pages;	/* indexed by pfn */
+	struct acct_table *acct;
 	unsigned long tables;		/* reachable table frames */
+	unsigned long folio_frames;	/* frames of allocated folios */
+	/*
+	 * Table entries, GUP pages, folios, pages and TLB entries the check
+	 * visited: what its cost follows (check_visited(), for the test that
+	 * it is not the size of the machine).
+	 */
+	unsigned long visited;
 };
+
+static inline unsigned long acct_dir_slot(const struct acct_table *t,
+					  unsigned long nr)
+{
+	return (nr * 0x9e3779b97f4a7c15UL) >> (64 - __builtin_ctzl(t->dir_size));
+}
+
+/* Empty the table for a new check. */
+static bool acct_begin(struct acct_table *t)
+{
+	unsigned long i;
+
+	if (!t->dir) {
+		t->dir = calloc(64, sizeof(*t->dir));
+		if (!t->dir)
+			return false;
+		t->dir_size = 64;
+	}
+	if (++t->gen == 0) {
+		/* Wrapped: no entry may look current. */
+		memset(t->dir, 0, t->dir_size * sizeof(*t->dir));
+		for (i = 0; i < t->nr_chunks; i++)
+			memset(t->chunks[i], 0, sizeof(*t->chunks[i]));
+		t->gen = 1;
+	}
+	t->dir_used = 0;
+	t->chunks_used = 0;
+	t->last = NULL;
+	t->nomem = false;
+	return true;
+}
+
+/* Double the hash table, moving this generation's entries. */
+static bool acct_dir_grow(struct acct_table *t)
+{
+	struct acct_table n = { .dir_size = 2 * t->dir_size };
+	unsigned long i, j;
+
+	n.dir = calloc(n.dir_size, sizeof(*n.dir));
+	if (!n.dir)
+		return false;
+	for (i = 0; i < t->dir_size; i++) {
+		if (t->dir[i].gen != t->gen)
+			continue;
+		for (j = acct_dir_slot(&n, t->dir[i].nr); n.dir[j].gen;
+		     j = (j + 1) & (n.dir_size - 1))
+			;
+		n.dir[j] = t->dir[i];
+	}
+	free(t->dir);
+	t->dir = n.dir;
+	t->dir_size = n.dir_size;
+	return true;
+}
+
+/* A chunk for this check: a kept one, or a new one. */
+static struct acct_chunk *acct_chunk_take(struct acct_table *t)
+{
+	if (t->chunks_used == t->nr_chunks) {
+		struct acct_chunk *chunk;
+
+		if (t->nr_chunks == t->cap_chunks) {
+			unsigned long cap = t->cap_chunks ? 2 * t->cap_chunks : 16;
+			struct acct_chunk **n = realloc(t->chunks, cap * sizeof(*n));
+
+			if (!n)
+				return NULL;
+			t->chunks = n;
+			t->cap_chunks = cap;
+		}
+		chunk = calloc(1, sizeof(*chunk));	/* gen 0: none current */
+		if (!chunk)
+			return NULL;
+		t->chunks[t->nr_chunks++] = chunk;
+	}
+	return t->chunks[t->chunks_used++];
+}
+
+/* acct_chunk() when @nr is not the chunk of the last look-up. */
+static __attribute__((noinline)) struct acct_chunk *
+acct_chunk_lookup(struct acct_table *t, unsigned long nr, bool create)
+{
+	struct acct_dir_entry *d;
+	unsigned long i;
+
+	for (i = acct_dir_slot(t, nr);; i = (i + 1) & (t->dir_size - 1)) {
+		d = &t->dir[i];
+		if (d->gen != t->gen)
+			break;
+		if (d->nr == nr)
+			goto found;
+	}
+	if (!create)
+		return NULL;
+	if ((t->dir_used + 1) * 4 > t->dir_size * 3) {
+		if (!acct_dir_grow(t))
+			return NULL;
+		for (i = acct_dir_slot(t, nr); t->dir[i].gen == t->gen;
+		     i = (i + 1) & (t->dir_size - 1))
+			;
+		d = &t->dir[i];
+	}
+	d->chunk = acct_chunk_take(t);
+	if (!d->chunk)
+		return NULL;
+	d->nr = nr;
+	d->gen = t->gen;
+	t->dir_used++;
+found:
+	t->last_nr = nr;
+	t->last = d->chunk;
+	return d->chunk;
+}
+
+/* The chunk holding @pfn; with @create, one is taken if there is none. */
+static inline struct acct_chunk *acct_chunk(struct acct_table *t,
+					    unsigned long pfn, bool create)
+{
+	unsigned long nr = pfn >> ACCT_CHUNK_SHIFT;
+
+	if (likely(t->last && t->last_nr == nr))
+		return t->last;
+	return acct_chunk_lookup(t, nr, create);
+}
+
+/* The accounting of @pfn, or NULL when nothing named it. */
+static inline struct acct *acct_find(struct acct_table *t, unsigned long pfn)
+{
+	struct acct_chunk *chunk = acct_chunk(t, pfn, false);
+	struct acct *a = chunk ? &chunk->e[pfn & (ACCT_CHUNK_PFNS - 1)] : NULL;
+
+	return a && a->gen == t->gen ? a : NULL;
+}
+
+/* The accounting of @pfn, a new zeroed one if nothing named it yet. */
+static inline struct acct *acct_get(struct acct_table *t, unsigned long pfn)
+{
+	static struct acct sink;	/* where a check without memory counts */
+	struct acct_chunk *chunk = acct_chunk(t, pfn, true);
+	struct acct *a;
+
+	if (unlikely(!chunk)) {
+		t->nomem = true;
+		memset(&sink, 0, sizeof(sink));
+		return &sink;
+	}
+	a = &chunk->e[pfn & (ACCT_CHUNK_PFNS - 1)];
+	if (a->gen != t->gen)
+		*a = (struct acct){ .gen = t->gen };
+	return a;
+}
 
 static void violation(struct checker *c, const char *fmt, ...)
 {
@@ -68,8 +278,9 @@ static void account_map(struct checker *c, struct mm_struct *mm,
 			unsigned long pfn, bool pmd)
 {
 	struct folio *folio = page_folio(pfn_to_page(pfn));
-	struct folio_acct *fa = &c->folios[folio_pfn(folio)];
-	struct page_acct *pa = &c->pages[pfn];
+	unsigned long head = folio_pfn(folio);
+	struct acct *fa = acct_get(c->acct, head);
+	struct acct *pa = pfn == head ? fa : acct_get(c->acct, pfn);
 
 	if (pmd)
 		fa->pmd_maps++;
@@ -83,22 +294,26 @@ static void account_map(struct checker *c, struct mm_struct *mm,
 		fa->slot_maps[0]++;
 	else if (folio->_mm_id[1] == mm->mm_id)
 		fa->slot_maps[1]++;
-	pa->maps++;
 	if (!pa->mm)
 		pa->mm = mm;
 	else if (pa->mm != mm)
 		pa->multi_mm = true;
 }
 
-/* Checks of one present leaf entry; @pfn is the page it maps. */
+/*
+ * Checks of one present leaf entry; @pfn is the page it maps.  *@vmap
+ * caches the VMA of the entry before, the walk being in address order.
+ */
 static void check_leaf(struct checker *c, struct mm_struct *mm,
-		       unsigned long addr, pte_t pte, unsigned long pfn,
-		       bool pmd)
+		       struct vm_area_struct **vmap, unsigned long addr,
+		       pte_t pte, unsigned long pfn, bool pmd)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, addr);
+	struct vm_area_struct *vma = *vmap;
 	struct folio *folio;
 	uint64_t v = pte_val(pte);
 
+	if (!vma || addr < vma->vm_start || addr >= vma->vm_end)
+		vma = *vmap = vma_lookup(mm, addr);
 	if (!vma || (pmd && (vma->vm_start > addr || vma->vm_end < addr + PMD_SIZE))) {
 		violation(c, "mm %u: entry at %#lx outside every VMA", mm->mm_id, addr);
 		return;
@@ -209,8 +424,10 @@ static void check_mm(struct mm_struct *mm, void *arg)
 {
 	struct checker *c = arg;
 	unsigned long i, j, k, l, deposits = 0, ptes = 0;
+	struct vm_area_struct *vma = NULL;
 
 	c->tables++;	/* the pgd */
+	c->visited += PTRS_PER_TABLE;
 	for (i = 0; i < PTRS_PER_TABLE; i++) {
 		uint64_t pgd = atomic_load(entry_ptr(mm->pgd + i));
 		pud_t *pud;
@@ -218,6 +435,7 @@ static void check_mm(struct mm_struct *mm, void *arg)
 		if (!pgd)
 			continue;
 		c->tables++;
+		c->visited += PTRS_PER_TABLE;
 		pud = table_of(pgd);
 		for (j = 0; j < PTRS_PER_TABLE; j++) {
 			uint64_t pudv = atomic_load(entry_ptr(pud + j));
@@ -226,6 +444,7 @@ static void check_mm(struct mm_struct *mm, void *arg)
 			if (!pudv)
 				continue;
 			c->tables++;
+			c->visited += PTRS_PER_TABLE;
 			pmdt = table_of(pudv);
 			deposits = 0;
 			for (l = pfn_to_page(table_entry_pfn(pudv))->pt.pmd_huge_pte; l;
@@ -243,10 +462,12 @@ static void check_mm(struct mm_struct *mm, void *arg)
 				if (pmd_none(pmd))
 					continue;
 				if (pmd_leaf(pmd)) {
-					check_leaf(c, mm, addr, pmd_pte(pmd), pmd_pfn(pmd), true);
+					check_leaf(c, mm, &vma, addr, pmd_pte(pmd),
+						   pmd_pfn(pmd), true);
 					continue;
 				}
 				c->tables++;
+				c->visited += PTRS_PER_PTE;
 				ptes++;
 				pte = table_of(pmd_val(pmd));
 				for (m = 0; m < PTRS_PER_PTE; m++) {
@@ -260,8 +481,8 @@ static void check_mm(struct mm_struct *mm, void *arg)
 							  addr + (m << PAGE_SHIFT));
 						continue;
 					}
-					check_leaf(c, mm, addr + (m << PAGE_SHIFT), p,
-						   pte_pfn(p), false);
+					check_leaf(c, mm, &vma, addr + (m << PAGE_SHIFT),
+						   p, pte_pfn(p), false);
 				}
 #ifdef ARCH_HAS_CONTPTE
 				check_contpte_blocks(c, mm, addr, pte);
@@ -282,15 +503,16 @@ static void account_gup(struct gup_pages *gp, void *arg)
 	for (i = 0; i < gp->nr; i++) {
 		struct page *page = gp->pages[i];
 		struct folio *folio = page_folio(page);
-		struct folio_acct *fa = &c->folios[folio_pfn(folio)];
 
-		if (gp->flags & FOLL_GET) {
-			fa->gets++;
-			continue;
-		}
+		c->visited++;
+		/* The zero folios' references are not checked. */
 		if (folio_test_zero(folio))
 			continue;
-		fa->pins++;
+		if (gp->flags & FOLL_GET) {
+			acct_get(c->acct, folio_pfn(folio))->gets++;
+			continue;
+		}
+		acct_get(c->acct, folio_pfn(folio))->pins++;
 		c->outstanding_pins++;
 		/* sanity_check_pinned_pages(): pinned anon pages stay exclusive */
 		if (folio_test_anon(folio) &&
@@ -322,8 +544,9 @@ static void check_pin_stats(struct checker *c)
 
 static void check_folio(struct checker *c, struct folio *folio)
 {
+	static const struct acct none;
 	unsigned long pfn = folio_pfn(folio), i, nr = folio_nr_pages(folio);
-	struct folio_acct *fa = &c->folios[pfn];
+	const struct acct *fa = acct_find(c->acct, pfn) ?: &none;
 	long maps = fa->pte_maps + fa->pmd_maps;
 	long expect = maps + fa->gets +
 		      (folio_has_pincount(folio) ? fa->pins
@@ -365,11 +588,13 @@ static void check_folio(struct checker *c, struct folio *folio)
 		violation(c, "folio %#lx: mapcount %d, %ld mappings", pfn,
 			  atomic_load(&folio->_mapcount) + 1, maps);
 	}
-	for (i = 0; i < nr; i++) {
-		struct page_acct *pa = &c->pages[pfn + i];
+	/* Only a mapped folio has pages mapped by two MMs. */
+	for (i = 0; maps && i < nr; i++) {
+		const struct acct *pa = !i ? fa : acct_find(c->acct, pfn + i) ?: &none;
 		struct page *page = pfn_to_page(pfn + i);
 		bool pae = PageAnonExclusive(page);
 
+		c->visited++;
 		/* PMD-mapped: the head's bit speaks for the folio. */
 		if (fa->pmd_maps && i == 0)
 			pae = PageAnonExclusive(page);
@@ -382,41 +607,44 @@ static void check_folio(struct checker *c, struct folio *folio)
 	}
 }
 
-/* Walk the memmap: every frame is free, in a folio, a table or reserved. */
-static void check_memmap(struct checker *c)
+/* One allocated folio: a folio's head, whose accounting adds up. */
+static void check_allocated_folio(struct folio *folio, void *arg)
 {
-	unsigned long pfn = 0, tables = 0;
+	struct checker *c = arg;
+	unsigned long pfn = folio_pfn(folio);
+	struct page *page = pfn_to_page(pfn);
 
-	while (pfn < machine.nr_frames) {
-		struct page *page = pfn_to_page(pfn);
-
-		if (PageFlag(page, PG_buddy)) {
-			pfn += 1UL << page->buddy.order;
-			continue;
-		}
-		if (PageFlag(page, PG_table)) {
-			tables++;
-			pfn++;
-			continue;
-		}
-		if (PageFlag(page, PG_reserved)) {
-			pfn++;
-			continue;
-		}
-		if (atomic_load_explicit(&page->compound_head,
-					 memory_order_relaxed) != pfn) {
-			violation(c, "pfn %#lx is neither free, a folio, a table nor reserved",
-				  pfn);
-			pfn++;
-			continue;
-		}
-		if (!folio_test_zero(pfn_folio(pfn)))
-			check_folio(c, pfn_folio(pfn));
-		pfn += folio_nr_pages(pfn_folio(pfn));
+	c->visited++;
+	c->folio_frames += folio_nr_pages(folio);
+	if ((atomic_load_explicit(&page->flags, memory_order_relaxed) &
+	     (1UL << PG_buddy | 1UL << PG_table | 1UL << PG_reserved)) ||
+	    atomic_load_explicit(&page->compound_head, memory_order_relaxed) != pfn) {
+		violation(c, "pfn %#lx is neither free, a folio, a table nor reserved",
+			  pfn);
+		return;
 	}
-	if (tables != c->tables)
+	check_folio(c, folio);
+}
+
+/*
+ * Every frame is free, in a folio, a table or reserved: the allocated
+ * folios are visited, the other frames counted (page_alloc.c).
+ */
+static void check_frames(struct checker *c)
+{
+	struct frame_counts n;
+	unsigned long all;
+
+	for_each_allocated_folio(check_allocated_folio, c, &n);
+	all = n.free + c->folio_frames + n.tables + n.reserved;
+	if (all != machine.nr_frames)
+		violation(c, "%lu frames free, %lu in folios, %lu page tables, %lu"
+			  " reserved: %lu of %lu frames accounted for", n.free,
+			  c->folio_frames, n.tables, n.reserved, all,
+			  machine.nr_frames);
+	if (n.tables != c->tables)
 		violation(c, "%lu page-table frames allocated, %lu reachable",
-			  tables, c->tables);
+			  n.tables, c->tables);
 }
 
 static void check_tlbs(struct checker *c)
@@ -427,6 +655,11 @@ static void check_tlbs(struct checker *c)
 		struct cpu_tlb *t = &cpu_tlbs[cpu];
 
 		spin_lock(&t->lock);
+		if (!t->used) {
+			spin_unlock(&t->lock);
+			continue;
+		}
+		c->visited += TLB_ENTRIES;
 		for (i = 0; i < TLB_ENTRIES; i++) {
 			struct tlb_entry *e = &t->e[i];
 			unsigned long addr = e->vpn << PAGE_SHIFT;
@@ -448,48 +681,81 @@ static void check_tlbs(struct checker *c)
 	}
 }
 
-static void tlb_mm_known(struct mm_struct *mm, void *arg)
+/* The live mms, for check_tlb_owners(); kept between checks. */
+struct mm_set {
+	struct mm_struct **mms;
+	int nr, cap;
+	bool nomem;
+};
+static struct mm_set live_mms;
+
+static void mm_set_add(struct mm_struct *mm, void *arg)
 {
-	struct mm_struct **mms = arg;
+	struct mm_set *set = arg;
+
+	if (set->nr == set->cap) {
+		int cap = set->cap ? 2 * set->cap : 16;
+		struct mm_struct **n = realloc(set->mms, cap * sizeof(*n));
+
+		if (!n) {
+			set->nomem = true;
+			return;
+		}
+		set->mms = n;
+		set->cap = cap;
+	}
+	set->mms[set->nr++] = mm;
+}
+
+static bool mm_set_has(const struct mm_set *set, const struct mm_struct *mm)
+{
 	int i;
 
-	for (i = 0; i < NR_CPUS * TLB_ENTRIES; i++)
-		if (mms[i] == mm)
-			mms[i] = NULL;
+	for (i = 0; i < set->nr; i++)
+		if (set->mms[i] == mm)
+			return true;
+	return false;
 }
 
 /* A TLB entry of an mm that no longer exists is a missed flush_tlb_mm. */
 static void check_tlb_owners(struct checker *c)
 {
-	struct mm_struct **mms = calloc(NR_CPUS * TLB_ENTRIES, sizeof(*mms));
+	struct mm_struct *known = NULL;	/* the owner of the entry before */
 	int cpu, i;
 
-	if (!mms)
+	live_mms.nr = 0;
+	live_mms.nomem = false;
+	mm_registry_for_each(mm_set_add, &live_mms);
+	if (live_mms.nomem)
 		return;
-	for (cpu = 0; cpu < NR_CPUS; cpu++)
-		for (i = 0; i < TLB_ENTRIES; i++)
-			mms[cpu * TLB_ENTRIES + i] = cpu_tlbs[cpu].e[i].mm;
-	mm_registry_for_each(tlb_mm_known, mms);
-	for (i = 0; i < NR_CPUS * TLB_ENTRIES; i++) {
-		if (mms[i]) {
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		if (!cpu_tlbs[cpu].used)
+			continue;
+		c->visited += TLB_ENTRIES;
+		for (i = 0; i < TLB_ENTRIES; i++) {
+			struct tlb_entry *e = &cpu_tlbs[cpu].e[i];
+
+			if (!e->mm || e->mm == known)
+				continue;
+			if (mm_set_has(&live_mms, e->mm)) {
+				known = e->mm;
+				continue;
+			}
 			violation(c, "CPU %d TLB: entry of an mm that no longer exists",
-				  i / TLB_ENTRIES);
+				  cpu);
 			/* don't dereference it in check_tlbs */
-			cpu_tlbs[i / TLB_ENTRIES].e[i % TLB_ENTRIES].mm = NULL;
+			e->mm = NULL;
 		}
 	}
-	free(mms);
 }
 
 unsigned long pb_check(FILE *report)
 {
-	struct checker c = { .report = report };
+	struct checker c = { .report = report, .acct = &acct_table };
 
-	c.folios = calloc(machine.nr_frames, sizeof(*c.folios));
-	c.pages = calloc(machine.nr_frames, sizeof(*c.pages));
-	if (!c.folios || !c.pages) {
-		free(c.folios);
-		free(c.pages);
+	pthread_mutex_lock(&check_lock);
+	if (!acct_begin(c.acct)) {
+		pthread_mutex_unlock(&check_lock);
 		if (report)
 			fputs("invariant: checker out of host memory\n", report);
 		return 1;
@@ -497,12 +763,28 @@ unsigned long pb_check(FILE *report)
 	mm_registry_for_each(check_mm, &c);
 	gup_for_each_tracked(account_gup, &c);
 	check_pin_stats(&c);
-	check_memmap(&c);
+	check_frames(&c);
 	check_tlb_owners(&c);
 	check_tlbs(&c);
-	free(c.folios);
-	free(c.pages);
+	if (c.acct->nomem) {
+		c.violations++;
+		if (report)
+			fputs("invariant: checker out of host memory\n", report);
+	}
+	last_visited = c.visited;
+	pthread_mutex_unlock(&check_lock);
 	if (c.violations > 100 && report)
 		fprintf(report, "invariant: ... %lu violations in all\n", c.violations);
 	return c.violations;
+}
+
+/* What the last pb_check() visited (struct checker's visited). */
+unsigned long check_visited(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&check_lock);
+	n = last_visited;
+	pthread_mutex_unlock(&check_lock);
+	return n;
 }

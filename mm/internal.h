@@ -385,12 +385,20 @@ static inline pte_t pte_advance_pfn(pte_t pte, unsigned long nr)
 int memmap_init(unsigned long bytes);
 void memmap_exit(void);
 struct folio *folio_alloc(unsigned int order);
-void free_frames(unsigned long pfn, unsigned int order);
 unsigned long alloc_table_frame(void);
 void free_table_frame(unsigned long pfn);
 unsigned long nr_free_frames(void);
+/* The frames in no allocated folio (pb_check's count of the memmap). */
+struct frame_counts {
+	unsigned long free, tables, reserved;
+};
+void for_each_allocated_folio(void (*fn)(struct folio *folio, void *arg),
+			      void *arg, struct frame_counts *counts);
 void clear_folio(struct folio *folio);
 void copy_highpage(struct page *to, struct page *from);
+
+/* check.c */
+unsigned long check_visited(void);
 
 /* rmap.c */
 int anon_vma_prepare(struct vm_area_struct *vma);

@@ -77,6 +77,14 @@ struct page {
 			unsigned long next, prev;	/* free list, pfns */
 			unsigned int order;
 		} buddy;
+		struct {			/* head of an allocated folio */
+			/*
+			 * The model's own, not the kernel's: every
+			 * allocated folio on one list, for pb_check()
+			 * (page_alloc.c).  Pfns, 0 = none.
+			 */
+			unsigned long next, prev;
+		} folio_list;
 		struct {			/* PG_table */
 			spinlock_t ptl;
 			/* Tables deposited for huge PMDs in this PMD table. */

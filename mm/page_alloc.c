@@ -7,6 +7,12 @@
  * still valid memory (the property GUP-fast's speculative reference relies
  * on).  Free memory is kept in naturally aligned blocks of order
  * 0..MAX_PAGE_ORDER; running out is -ENOMEM for the caller, never a crash.
+ *
+ * Besides the kernel's state, the allocator keeps the model's own
+ * bookkeeping for the invariant checker: every allocated folio on one
+ * list and the number of page-table frames handed out, so that pb_check()
+ * visits the frames in use instead of walking the whole memmap (the
+ * kernel has neither; page_owner and /proc/kpageflags walk every pfn).
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -18,6 +24,10 @@ struct machine machine;
 static spinlock_t zone_lock;
 static unsigned long free_list[MAX_PAGE_ORDER + 1];	/* head pfn, 0 = empty */
 static unsigned long nr_free;
+/* The model's own, for pb_check(): see the top comment. */
+static unsigned long allocated_folios;	/* head pfn, 0 = empty */
+static unsigned long nr_table_frames;
+static unsigned long nr_reserved;	/* never handed out */
 
 static void prep_folio(unsigned long pfn, unsigned int order);
 
@@ -54,6 +64,33 @@ static void list_del_block(unsigned long pfn, unsigned int order)
 	if (page->buddy.next)
 		pfn_to_page(page->buddy.next)->buddy.prev = page->buddy.prev;
 	ClearPageFlag(page, PG_buddy);
+}
+
+/* Under zone_lock: @pfn, a folio's head, joins or leaves allocated_folios. */
+static void folio_list_add(unsigned long pfn)
+{
+	struct page *page = pfn_to_page(pfn);
+	unsigned long head = allocated_folios;
+
+	page->folio_list.prev = 0;
+	page->folio_list.next = head;
+	if (head)
+		pfn_to_page(head)->folio_list.prev = pfn;
+	allocated_folios = pfn;
+}
+
+static void folio_list_del(unsigned long pfn)
+{
+	struct page *page = pfn_to_page(pfn);
+
+	if (page->folio_list.prev)
+		pfn_to_page(page->folio_list.prev)->folio_list.next =
+			page->folio_list.next;
+	else
+		allocated_folios = page->folio_list.next;
+	if (page->folio_list.next)
+		pfn_to_page(page->folio_list.next)->folio_list.prev =
+			page->folio_list.prev;
 }
 
 static bool page_is_buddy(unsigned long pfn, unsigned int order)
@@ -119,6 +156,8 @@ int memmap_init(unsigned long bytes)
 	spin_lock_init(&zone_lock);
 	memset(free_list, 0, sizeof(free_list));
 	nr_free = 0;
+	allocated_folios = 0;
+	nr_table_frames = 0;
 	/*
 	 * The first block holds pfn 0 (never handed out, so 0 can mean
 	 * "none") and the zero page; the second is the huge zero folio.
@@ -129,6 +168,7 @@ int memmap_init(unsigned long bytes)
 		__free_block(pfn, MAX_PAGE_ORDER);
 	for (pfn = 2; pfn < HPAGE_PMD_NR; pfn++)
 		__free_block(pfn, 0);
+	nr_reserved = nr - nr_free;
 	SetPageFlag(pfn_to_page(0), PG_reserved);
 	machine.zero_pfn = 1;
 	prep_folio(machine.zero_pfn, 0);
@@ -202,6 +242,8 @@ struct folio *folio_alloc(unsigned int order)
 
 	spin_lock(&zone_lock);
 	pfn = __alloc_block(order);
+	if (pfn)
+		folio_list_add(pfn);
 	spin_unlock(&zone_lock);
 	if (!pfn) {
 		/* A larger order has a smaller one to fall back to; 0 has none. */
@@ -215,13 +257,6 @@ struct folio *folio_alloc(unsigned int order)
 	return pfn_folio(pfn);
 }
 
-void free_frames(unsigned long pfn, unsigned int order)
-{
-	spin_lock(&zone_lock);
-	__free_block(pfn, order);
-	spin_unlock(&zone_lock);
-}
-
 /* Called when the last reference goes: back to the buddy allocator. */
 static void free_folio(struct folio *folio)
 {
@@ -232,7 +267,10 @@ static void free_folio(struct folio *folio)
 				      memory_order_relaxed);
 	atomic_store_explicit(&folio->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&folio->flags, 0, memory_order_relaxed);
-	free_frames(pfn, folio_order(folio));
+	spin_lock(&zone_lock);
+	folio_list_del(pfn);
+	__free_block(pfn, folio_order(folio));
+	spin_unlock(&zone_lock);
 }
 
 void folio_put_refs(struct folio *folio, int refs)
@@ -257,6 +295,8 @@ unsigned long alloc_table_frame(void)
 
 	spin_lock(&zone_lock);
 	pfn = __alloc_block(0);
+	if (pfn)
+		nr_table_frames++;
 	spin_unlock(&zone_lock);
 	if (!pfn) {
 		count_stat(alloc_fail);
@@ -276,7 +316,30 @@ unsigned long alloc_table_frame(void)
 void free_table_frame(unsigned long pfn)
 {
 	atomic_store_explicit(&pfn_to_page(pfn)->flags, 0, memory_order_relaxed);
-	free_frames(pfn, 0);
+	spin_lock(&zone_lock);
+	nr_table_frames--;
+	__free_block(pfn, 0);
+	spin_unlock(&zone_lock);
+}
+
+/*
+ * For pb_check(), at a quiescent point: @fn on every allocated folio
+ * (the zero folios were never allocated: they count as reserved), and in
+ * @counts the frames in no allocated folio, all under the zone lock so
+ * that they add up.
+ */
+void for_each_allocated_folio(void (*fn)(struct folio *folio, void *arg),
+			      void *arg, struct frame_counts *counts)
+{
+	unsigned long pfn;
+
+	spin_lock(&zone_lock);
+	for (pfn = allocated_folios; pfn; pfn = pfn_to_page(pfn)->folio_list.next)
+		fn(pfn_folio(pfn), arg);
+	counts->free = nr_free;
+	counts->tables = nr_table_frames;
+	counts->reserved = nr_reserved;
+	spin_unlock(&zone_lock);
 }
 
 void clear_folio(struct folio *folio)

@@ -26,6 +26,12 @@ struct tlb_entry {
 
 struct cpu_tlb {
 	spinlock_t lock;
+	/*
+	 * The model's own, not the kernel's: set by the first translation
+	 * the CPU caches, so that pb_check() passes over the CPUs that never
+	 * held one (a scenario runs on CPU 0).
+	 */
+	bool used;
 	struct tlb_entry e[TLB_ENTRIES];
 };
 extern struct cpu_tlb cpu_tlbs[NR_CPUS];

@@ -1071,10 +1071,11 @@ fail:
 }
 
 /*
- * The largest scenario file: far more than any hand-written or generated
- * scenario, and a bound on reading /dev/zero or a pipe that never ends.
+ * The largest scenario file: room for a few million generated statements
+ * (one like "P0 write A 4K 4K" is 17 bytes), and a bound on reading
+ * /dev/zero or a pipe that never ends.
  */
-#define SCN_MAX_FILE_BYTES (16UL << 20)
+#define SCN_MAX_FILE_BYTES (64UL << 20)
 
 /* Read all of @f into a malloc'd buffer of *@lenp bytes. */
 static char *read_all(FILE *f, const char *path, size_t *lenp, FILE *err)

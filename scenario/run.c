@@ -27,31 +27,40 @@ static void report_violations(const struct scenario *s, int number,
 }
 
 /*
+ * Where the check writes: one in-memory stream for the whole run, written
+ * from its start by every check.
+ */
+struct check_capture {
+	FILE *mem;
+	char *text;
+	size_t len;
+};
+
+/*
  * Run the backend's invariant check.  The check writes plain lines; they
  * are captured so each one can say where in the scenario it was found.
  * Returns the number of violations.
  */
 static unsigned long run_check(const struct scenario *s, struct backend *b,
-			       int number, FILE *err)
+			       int number, struct check_capture *cap, FILE *err)
 {
-	char *text = NULL;
-	size_t len = 0;
 	unsigned long nr;
-	FILE *mem = open_memstream(&text, &len);
 
-	if (!mem) {
+	if (!cap->mem)
+		cap->mem = open_memstream(&cap->text, &cap->len);
+	if (!cap->mem) {
 		fprintf(err, "%s: after statement %d: (violations unprefixed:"
 			" %s)\n", s->file, number, strerror(errno));
 		return b->ops->check(b, err);
 	}
-	nr = b->ops->check(b, mem);
-	fclose(mem);
-	report_violations(s, number, text, len, err);
-	if (nr && !len)
+	rewind(cap->mem);
+	nr = b->ops->check(b, cap->mem);
+	fflush(cap->mem);	/* cap->len: what this check wrote */
+	report_violations(s, number, cap->text, cap->len, err);
+	if (nr && !cap->len)
 		fprintf(err, "%s: after statement %d: %lu invariant"
 			" violation%s\n", s->file, number, nr,
 			nr == 1 ? "" : "s");
-	free(text);
 	return nr;
 }
 
@@ -115,6 +124,7 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 		 FILE *err, int check_from)
 {
 	struct snapshot snap = { 0 };
+	struct check_capture cap = { 0 };
 	bool failed = false, skipped = false, exhausted = false;
 	unsigned long violations = 0;
 	int i, ret;
@@ -154,9 +164,12 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 			break;
 		}
 		if (check_from && st->number >= check_from && b->ops->check)
-			violations += run_check(s, b, st->number, err);
+			violations += run_check(s, b, st->number, &cap, err);
 	}
 	snapshot_free(&snap);
+	if (cap.mem)
+		fclose(cap.mem);
+	free(cap.text);
 
 	ret = b->ops->finish(b);
 	if (run_skipped(s, b, ret, err)) {

@@ -293,7 +293,7 @@ case_ "run: binary without NUL bytes" "$tmp/binary.scn:1: byte 0x1b in column 1 
 	"$TOOL" run "$tmp/binary.scn"
 case_ "run: a no-break space between tokens" "$tmp/nbsp.scn:1: byte 0xc2 in column 10" \
 	"$TOOL" run "$tmp/nbsp.scn"
-case_ "run: an endless file (/dev/zero)" "/dev/zero: larger than 16M" \
+case_ "run: an endless file (/dev/zero)" "/dev/zero: larger than 64M" \
 	"$TOOL" run /dev/zero
 if cat "$tmp/unreadable.scn" >/dev/null 2>&1; then
 	skip "run: an unreadable file" "this user reads a chmod-000 file (root)"

@@ -1,7 +1,8 @@
 /*
  * test_check.c - the invariant checker must be able to fail: each test
  * corrupts one piece of state through the internal headers, asserts that
- * pb_check() reports it, and restores the state before going down.
+ * pb_check() reports it, and restores the state before going down.  And
+ * what it costs follows what is in use, not the size of the machine.
  */
 #include "mm/tlb.h"
 #include "tests/unit/pbtest.h"
@@ -106,6 +107,45 @@ static void test_leaked_table(void)
 	t_end("check: a leaked page-table frame is reported");
 }
 
+/* A folio allocated and held by nobody: its frames leak. */
+static void test_leaked_folio(void)
+{
+	struct folio *folio;
+
+	t_begin(SZ_64M);
+	EXPECT_CLEAN();
+	folio = folio_alloc(0);
+	EXPECT(folio != NULL);
+	EXPECT_REPORTED();
+	folio_put(folio);
+	EXPECT_CLEAN();
+	t_end("check: a folio nothing maps or holds is reported");
+}
+
+/*
+ * A frame the allocator handed out that is in no folio, no table and not
+ * free: the tail of a 2-page folio whose order says 1 page.  Its refcount
+ * dropped to 0 is what nothing holding it expects, so the lost frame is
+ * the one violation.
+ */
+static void test_lost_frame(void)
+{
+	struct folio *folio;
+
+	t_begin(SZ_64M);
+	folio = folio_alloc(1);
+	if (EXPECT(folio != NULL)) {
+		atomic_store(&folio->order, 0);
+		atomic_store(&folio->_refcount, 0);
+		EXPECT_EQ(pb_check(NULL), 1);
+		atomic_store(&folio->order, 1);
+		atomic_store(&folio->_refcount, 1);
+		folio_put(folio);
+	}
+	EXPECT_CLEAN();
+	t_end("check: a frame neither free, in a folio nor in a table is reported");
+}
+
 /* A folio's mapcount that disagrees with the page tables. */
 static void test_mapcount_mismatch(void)
 {
@@ -176,6 +216,85 @@ static void test_stale_tlb_entry(void)
 	t_end("check: a TLB entry writable over a read-only PTE is reported");
 }
 
+#define SZ_16M	(16UL << 20)
+#define SZ_4G	(4UL << 30)
+#define MAX_STEPS 16
+
+/*
+ * On a machine of @memory, one of each thing the checker walks - small,
+ * mTHP and PMD-size folios, pins and references, a fork's shared pages
+ * and its copies, translations on two CPUs, a range unmapped and one
+ * made read-only - with, after each step, what the checker visited
+ * (check_visited()) in @visited.  Returns the number of steps.
+ *
+ *   ADDR_A [64 pages: 64K folios (16 pages), 4 pinned]
+ *   ADDR_B [PMD-size THP, 4 pages referenced]
+ */
+static int check_workload(unsigned long memory, unsigned long *visited)
+{
+	struct pb_pages *pin = NULL, *ref = NULL;
+	struct pb_proc *p, *c;
+	uint8_t v;
+	int n = 0;
+
+#define STEP() do { EXPECT_CLEAN(); visited[n++] = check_visited(); } while (0)
+	if (!t_begin_folios(memory, PAGES(16)))
+		return 0;
+	STEP();
+	p = t_proc_written(ADDR_A, PAGES(64), 1);
+	STEP();
+	EXPECT_EQ(pb_mmap(p, ADDR_B, PMD_SIZE, RW), 0);
+	EXPECT_EQ(pb_madvise(p, ADDR_B, PMD_SIZE, MADV_HUGEPAGE), 0);
+	EXPECT(t_fill(p, ADDR_B, 1, 2));
+	STEP();
+	EXPECT_EQ(pb_gup_fast(p, ADDR_A, 4, PB_FOLL_PIN | PB_FOLL_WRITE, &pin), 0);
+	EXPECT_EQ(pb_gup_fast(p, ADDR_B, 4, PB_FOLL_GET, &ref), 0);
+	STEP();
+	c = t_fork(p);
+	STEP();
+	EXPECT(t_fill(c, ADDR_A, 8, 3));
+	EXPECT_EQ(pb_load(c, 1, ADDR_B, &v), 0);
+	STEP();
+	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGES(16), PB_PROT_READ), 0);
+	EXPECT_EQ(pb_munmap(c, ADDR_B, PMD_SIZE), 0);
+	STEP();
+	t_release(pin, true);
+	t_release(ref, false);
+	t_exit(c);
+	STEP();
+	t_exit(p);
+	STEP();
+#undef STEP
+	t_finish();
+	return n;
+}
+
+/*
+ * The checker's cost follows what is mapped and allocated, not the
+ * machine's size: the same steps on a 16M and a 4G machine (256 times
+ * the frames) have it visit the same table entries, folios, pages and
+ * TLB entries.  (A checker that walks the memmap visits every free
+ * block of the larger one.)  Counted, not timed: speed is the
+ * benchmarks' business.
+ */
+static void test_work_follows_use(void)
+{
+	unsigned long small[MAX_STEPS], large[MAX_STEPS];
+	int ns, nl, i;
+	bool ok;
+
+	ns = check_workload(SZ_16M, small);
+	ok = t.ok;
+	nl = check_workload(SZ_4G, large);
+	t.ok &= ok;
+	EXPECT(ns > 0);
+	EXPECT_EQ(nl, ns);
+	for (i = 0; i < ns && i < nl; i++)
+		if (!EXPECT_EQ(large[i], small[i]))
+			tap_diag("after step %d", i + 1);
+	tap_ok(t.ok, "check: what the checker visits is the same on a 16M and a 4G machine");
+}
+
 int main(void)
 {
 	test_refcount_bump();
@@ -183,8 +302,11 @@ int main(void)
 	test_pinned_not_exclusive();
 	test_pin_stats_asymmetric();
 	test_leaked_table();
+	test_leaked_folio();
+	test_lost_frame();
 	test_mapcount_mismatch();
 	test_writable_zero_page();
 	test_stale_tlb_entry();
+	test_work_follows_use();
 	return tap_done();
 }

@@ -1016,7 +1016,6 @@ static int check_addresses_free(struct kernel *k, const struct scenario *s)
 #endif
 #endif
 
-/* Probe what the run needs; -EOPNOTSUPP with skip_reason if it cannot. */
 /*
  * The most anonymous memory @s can make its processes hold: for each
  * process and region, what its writes, dio-reads and registers (which
@@ -1055,6 +1054,7 @@ static unsigned long scenario_anon_bound(const struct scenario *s)
 	return total;
 }
 
+/* Probe what the run needs; -EOPNOTSUPP with skip_reason if it cannot. */
 static int kernel_probe(struct kernel *k, const struct scenario *s)
 {
 	unsigned long need, avail;

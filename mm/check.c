@@ -98,6 +98,7 @@ struct checker {
 	FILE *report;
 	unsigned long violations;
 	unsigned long outstanding_pins;	/* pages of live FOLL_PIN results */
+	unsigned long huge_zero_pins;	/* of them, pages of the huge zero folio */
 	struct acct_table *acct;
 	unsigned long tables;		/* reachable table frames */
 	unsigned long folio_frames;	/* frames of allocated folios */
@@ -505,9 +506,21 @@ static void account_gup(struct gup_pages *gp, void *arg)
 		struct folio *folio = page_folio(page);
 
 		c->visited++;
-		/* The zero folios' references are not checked. */
-		if (folio_test_zero(folio))
+		/* The 4K zero page is never pinned; no reference is checked. */
+		if (is_zero_pfn(folio_pfn(folio)))
 			continue;
+		/*
+		 * The huge zero folio is pinned as any large folio: its pins
+		 * are outstanding pins and its _pincount, though its
+		 * references (held by every mapping of it) are not checked.
+		 */
+		if (folio_test_zero(folio)) {
+			if (gp->flags & FOLL_PIN) {
+				c->huge_zero_pins++;
+				c->outstanding_pins++;
+			}
+			continue;
+		}
 		if (gp->flags & FOLL_GET) {
 			acct_get(c->acct, folio_pfn(folio))->gets++;
 			continue;
@@ -540,6 +553,17 @@ static void check_pin_stats(struct checker *c)
 		violation(c, "NR_FOLL_PIN_ACQUIRED %ld - NR_FOLL_PIN_RELEASED %ld"
 			  " != %lu pages pinned", acquired, released,
 			  c->outstanding_pins);
+}
+
+/* The huge zero folio's _pincount is the pins held on it. */
+static void check_huge_zero_pins(struct checker *c)
+{
+	struct folio *folio = pfn_folio(machine.huge_zero_pfn);
+	int pins = atomic_load_explicit(&folio->_pincount, memory_order_relaxed);
+
+	if (pins != (long)c->huge_zero_pins)
+		violation(c, "huge zero folio: _pincount %d, but %lu of its pages"
+			  " are pinned", pins, c->huge_zero_pins);
 }
 
 static void check_folio(struct checker *c, struct folio *folio)
@@ -763,6 +787,7 @@ unsigned long pb_check(FILE *report)
 	mm_registry_for_each(check_mm, &c);
 	gup_for_each_tracked(account_gup, &c);
 	check_pin_stats(&c);
+	check_huge_zero_pins(&c);
 	check_frames(&c);
 	check_tlb_owners(&c);
 	check_tlbs(&c);

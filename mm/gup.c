@@ -5,16 +5,24 @@
  *
  * Reference accounting: FOLL_GET adds one ref per page; FOLL_PIN adds one
  * ref and one _pincount per page on large folios, GUP_PIN_COUNTING_BIAS
- * refs per page on small ones; the zero page is never pinned.
+ * refs per page on small ones.  The shared 4K zero page is never pinned;
+ * the huge zero folio is, as any large folio (only is_zero_folio() is
+ * exempt).
  */
 #include <urcu.h>
 
 #include "mm/pte_batch.h"
 
-/* Anything PIN-related on the zero page is a no-op. */
-static inline bool folio_is_zero(const struct folio *folio)
+/*
+ * is_zero_folio(): the shared 4K zero page, on which anything PIN-related
+ * is a no-op: it is mapped everywhere and never freed, so its refcount
+ * would only be contended.  The huge zero folio is not one: a FOLL_PIN
+ * of it takes references and a _pincount, and the pin node stats move,
+ * as they do for any large folio.
+ */
+static inline bool is_zero_folio(const struct folio *folio)
 {
-	return folio_test_zero(folio);
+	return is_zero_pfn(folio_pfn(folio));
 }
 
 /*
@@ -75,7 +83,7 @@ static struct folio *try_grab_folio_fast(struct page *page, int refs,
 
 	if (flags & FOLL_PIN) {
 		folio = page_folio(page);
-		if (folio_is_zero(folio))
+		if (is_zero_folio(folio))
 			return folio;
 	}
 	for (;;) {
@@ -107,7 +115,7 @@ static int try_grab_folio(struct folio *folio, int refs, unsigned int flags)
 		folio_ref_add(folio, refs);
 		return 0;
 	}
-	if (folio_is_zero(folio))
+	if (is_zero_folio(folio))
 		return 0;
 	if (folio_has_pincount(folio)) {
 		folio_ref_add(folio, refs);
@@ -122,7 +130,7 @@ static int try_grab_folio(struct folio *folio, int refs, unsigned int flags)
 static void gup_put_folio(struct folio *folio, int refs, unsigned int flags)
 {
 	if (flags & FOLL_PIN) {
-		if (folio_is_zero(folio))
+		if (is_zero_folio(folio))
 			return;
 		node_stat_mod(NR_FOLL_PIN_RELEASED, refs);
 		if (folio_has_pincount(folio)) {
@@ -460,7 +468,7 @@ static struct page *follow_page_mask(struct vm_area_struct *vma,
 		page = NULL;
 		goto out;
 	}
-	if ((flags & FOLL_WRITE) && !folio_is_zero(page_folio(page)))
+	if ((flags & FOLL_WRITE) && !folio_test_zero(page_folio(page)))
 		folio_set_flag(page_folio(page), PG_dirty);
 	folio_set_flag(page_folio(page), PG_referenced);
 out:
@@ -588,7 +596,7 @@ static void release_pages_runs(struct page **pages, unsigned long npages,
 
 		while (i + n < npages && page_folio(pages[i + n]) == folio)
 			n++;
-		if (make_dirty && !folio_is_zero(folio))
+		if (make_dirty && !folio_test_zero(folio))
 			folio_set_flag(folio, PG_dirty);
 		gup_put_folio(folio, (int)n, flags);
 		i += n;

@@ -10,6 +10,7 @@ void (*pb_hook_entry_written)(const struct pb_entry_event *ev);
 void (*pb_hook_gup_fast)(enum gup_fast_step step, void *ptep,
 			 unsigned int idx);
 bool pb_hook_gup_batch_plain;
+void (*pb_hook_fork_prealloc)(void);
 #ifdef CONFIG_X86_PAE
 void (*pb_hook_split_read)(void *entryp);
 #endif

@@ -70,6 +70,19 @@ void hook_table_withdrawn(void *pmdp, unsigned long table_pfn);
  */
 extern bool pb_hook_gup_batch_plain;
 
+/*
+ * Called by copy_pte_range() (fork) once it has allocated the page it
+ * needs to copy an exclusive page of a maybe-pinned folio, before it
+ * retries the copy without the PTE locks: where a test releases the pin,
+ * as another thread may, so the retry no longer needs the page.
+ */
+extern void (*pb_hook_fork_prealloc)(void);
+#define hook_fork_prealloc()						\
+	do {								\
+		if (pb_hook_fork_prealloc)				\
+			pb_hook_fork_prealloc();			\
+	} while (0)
+
 #ifdef CONFIG_X86_PAE
 /*
  * x86-pae: called between the two 32-bit loads of a PTE read, so a test
@@ -106,6 +119,7 @@ static inline void hook_table_withdrawn(void *pmdp, unsigned long table_pfn)
 #define hook_gup_fast(step, ptep, idx) do { } while (0)
 /* A constant: the batch's flags fold as before. */
 #define pb_hook_gup_batch_plain false
+#define hook_fork_prealloc() do { } while (0)
 #define hook_split_read(entryp) do { } while (0)
 #endif
 

@@ -902,6 +902,17 @@ again:
 						&prealloc);
 			if (ret == -EAGAIN)
 				break;
+			/*
+			 * A preallocated page still held after a successful
+			 * copy was not needed after all (the pin it was for
+			 * went away meanwhile): release it now, as Linux does,
+			 * so the next PTEs may batch again instead of going
+			 * page by page for the rest of the range.
+			 */
+			if (unlikely(prealloc)) {
+				folio_put(prealloc);
+				prealloc = NULL;
+			}
 			nr = ret;
 			ret = 0;
 		} while (dst_pte += nr, src_pte += nr, addr += nr * PAGE_SIZE,
@@ -913,6 +924,7 @@ again:
 		prealloc = folio_alloc(0);
 		if (!prealloc)
 			return -ENOMEM;
+		hook_fork_prealloc();
 		goto again;
 	}
 	if (prealloc)

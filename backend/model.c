@@ -249,19 +249,25 @@ static void device_read(struct model *m, const struct pb_pages *pages,
 				  m->page_buf, m->page_size);
 }
 
+/*
+ * O_DIRECT from or into the range.  Linux does the I/O with the pages
+ * pinned before the first one it cannot pin (a short read or write),
+ * and the retry from that page fails: the pages before it are read or
+ * filled, and the statement's result is the error.
+ */
 static int do_dio_write(struct model *m, struct model_proc *p,
 			const struct stmt *st)
 {
 	struct pb_pages *pages;
 	int ret;
 
-	ret = pb_gup_fast(p->pb, range_addr(m, st), range_pages(m, st),
-			  PB_FOLL_PIN, &pages);
-	if (ret)
-		return ret;
-	device_read(m, pages, NULL, false);
-	pb_pages_release(pages, false);
-	return 0;
+	ret = pb_gup_fast_partial(p->pb, range_addr(m, st), range_pages(m, st),
+				  PB_FOLL_PIN, &pages);
+	if (pages) {
+		device_read(m, pages, NULL, false);
+		pb_pages_release(pages, false);
+	}
+	return ret;
 }
 
 static int do_dio_read(struct model *m, struct model_proc *p,
@@ -270,13 +276,13 @@ static int do_dio_read(struct model *m, struct model_proc *p,
 	struct pb_pages *pages;
 	int ret;
 
-	ret = pb_gup_fast(p->pb, range_addr(m, st), range_pages(m, st),
-			  PB_FOLL_PIN | PB_FOLL_WRITE, &pages);
-	if (ret)
-		return ret;
-	pb_pages_fill(pages, st->value);
-	pb_pages_release(pages, true);
-	return 0;
+	ret = pb_gup_fast_partial(p->pb, range_addr(m, st), range_pages(m, st),
+				  PB_FOLL_PIN | PB_FOLL_WRITE, &pages);
+	if (pages) {
+		pb_pages_fill(pages, st->value);
+		pb_pages_release(pages, true);
+	}
+	return ret;
 }
 
 static int do_drain(struct model *m, const struct stmt *st,

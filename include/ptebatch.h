@@ -189,6 +189,15 @@ int pb_gup_fast(struct pb_proc *proc, unsigned long start,
 		unsigned long nr_pages, unsigned int foll_flags,
 		struct pb_pages **out);
 /*
+ * pin_user_pages_fast() as O_DIRECT uses it: GUP stops at the first page
+ * it cannot take and the pages before it are kept, for the I/O to go on
+ * with; the error is returned all the same.  *out holds what was taken
+ * (NULL if nothing was); returns 0 when all @nr_pages were.
+ */
+int pb_gup_fast_partial(struct pb_proc *proc, unsigned long start,
+			unsigned long nr_pages, unsigned int foll_flags,
+			struct pb_pages **out);
+/*
  * The same into a set allocated beforehand (as gup_test allocates its
  * pages[] before it starts the clock): pb_pages_alloc() makes room for
  * @capacity pages, pb_gup_fast_into() takes nr_pages <= capacity into an

@@ -283,6 +283,36 @@ int pb_gup_fast(struct pb_proc *proc, unsigned long start,
 	return 0;
 }
 
+int pb_gup_fast_partial(struct pb_proc *proc, unsigned long start,
+			unsigned long nr_pages, unsigned int foll_flags,
+			struct pb_pages **out)
+{
+	struct pb_pages *pp;
+	long got;
+
+	*out = NULL;
+	if (foll_flags & ~(PB_FOLL_WRITE | PB_FOLL_GET | PB_FOLL_PIN |
+			   PB_FOLL_LONGTERM | PB_FOLL_FAST_ONLY))
+		return -EINVAL;
+	pp = pb_pages_alloc(nr_pages);
+	if (!pp)
+		return -ENOMEM;
+	AS_TASK(proc);
+	got = get_user_pages_fast_flags(proc->mm, start, nr_pages, foll_flags,
+					pp->gp.pages);
+	if (got <= 0) {
+		pb_pages_free(pp);
+		return got < 0 ? (int)got : -EFAULT;
+	}
+	pp->gp.nr = (unsigned long)got;
+	pp->gp.flags = foll_flags;
+	pp->held = true;
+	gup_track(&pp->gp);
+	*out = pp;
+	/* GUP stops at the first page it cannot take: Linux's -EFAULT. */
+	return (unsigned long)got < nr_pages ? -EFAULT : 0;
+}
+
 unsigned long pb_pages_pfn(const struct pb_pages *pages, unsigned long index)
 {
 	return index < pages->gp.nr ? page_to_pfn(pages->gp.pages[index]) : 0;

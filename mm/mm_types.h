@@ -171,6 +171,7 @@ struct mm_struct {
 #define VM_MAYEXEC	0x00000040UL
 #define VM_MAYSHARE	0x00000080UL
 #define VM_DONTCOPY	0x00020000UL
+#define VM_ACCOUNT	0x00100000UL	/* committed memory: private, writable once */
 #define VM_SOFTDIRTY	0x08000000UL
 #define VM_HUGEPAGE	0x20000000UL
 #define VM_NOHUGEPAGE	0x40000000UL

@@ -209,9 +209,23 @@ static int mprotect_fixup(struct mmu_gather *tlb, struct mm_struct *mm,
 			  struct vm_area_struct *vma, unsigned long start,
 			  unsigned long end, unsigned long newflags)
 {
+	unsigned long oldflags = vma->vm_flags;
 	int err;
 
-	if (newflags == vma->vm_flags)
+	/*
+	 * Becoming writable commits the memory (VM_ACCOUNT); becoming
+	 * read-only gives it back only while nothing was ever faulted in
+	 * (no anon_vma).  The flag takes part in VMA merging: a range made
+	 * read-only after a write does not merge with a neighbour that was
+	 * never writable.
+	 */
+	if (newflags & VM_WRITE) {
+		if (!(oldflags & (VM_ACCOUNT | VM_WRITE | VM_SHARED)))
+			newflags |= VM_ACCOUNT;
+	} else if ((oldflags & VM_ACCOUNT) && !vma->anon_vma) {
+		newflags &= ~VM_ACCOUNT;
+	}
+	if (newflags == oldflags)
 		return 0;
 	vma = vma_modify_flags(mm, vma, start, end, newflags, &err);
 	if (!vma)

@@ -170,11 +170,38 @@ int split_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	return err;
 }
 
+/*
+ * vma_had_uncowed_parents(): @vma's anon_vma chain is not singular - it
+ * was forked, and still links its parents' anon_vmas.  The model's
+ * anon_vma keeps no chain; a forked VMA is the one whose anon_vma is not
+ * its own root (anon_vma_fork()).
+ */
+static bool vma_had_uncowed_parents(const struct vm_area_struct *vma)
+{
+	const struct anon_vma *av = vma->anon_vma;
+
+	return av && av->root != av;
+}
+
+/*
+ * is_mergeable_anon_vma(): two VMAs with one anon_vma merge; one with
+ * and one without merge only if the one with it was not forked (Linux
+ * keeps a child's VMA, whose anon_vma chain links its parents', from
+ * spreading that chain's lock over more of the address space).
+ */
+static bool is_mergeable_anon_vma(const struct vm_area_struct *a,
+				  const struct vm_area_struct *b)
+{
+	if (a->anon_vma && b->anon_vma)
+		return a->anon_vma == b->anon_vma;
+	return !vma_had_uncowed_parents(a->anon_vma ? a : b);
+}
+
 static bool vmas_can_merge(const struct vm_area_struct *a,
 			   const struct vm_area_struct *b)
 {
 	return a->vm_end == b->vm_start && a->vm_flags == b->vm_flags &&
-	       (!a->anon_vma || !b->anon_vma || a->anon_vma == b->anon_vma) &&
+	       is_mergeable_anon_vma(a, b) &&
 	       b->vm_pgoff == a->vm_pgoff + ((a->vm_end - a->vm_start) >> PAGE_SHIFT);
 }
 
@@ -276,6 +303,9 @@ int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
 		return -ENOMEM;
 	vma->vm_start = addr;
 	vma->vm_end = addr + len;
+	/* accountable_mapping(): private and writable is committed memory. */
+	if ((vm_flags & (VM_SHARED | VM_WRITE)) == VM_WRITE)
+		vm_flags |= VM_ACCOUNT;
 	/* New mappings start soft-dirty: tracking is off until clear_refs. */
 	vma->vm_flags = vm_flags | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC |
 			VM_SOFTDIRTY;

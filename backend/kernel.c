@@ -552,13 +552,14 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	case ST_MMAP:
 		/* The region is the process's even if the mapping fails. */
 		proc_add_region(p, st->region);
-		ret = place_region(k, st->region, 0, st->len);
+		ret = place_region(k, st->region, st->at, st->len);
 		if (ret)
 			return ret;
 		init_cmd(k, &c, KOP_MMAP);	/* the span grew */
 		c.addr = k->regions[st->region].addr;
 		c.len = st->len;
 		c.prot = os_prot(st->prot);
+		c.flags = st->populate ? MAP_POPULATE : 0;
 		if (st->huge != SCN_HUGE_DEFAULT)
 			c.advice = st->huge == SCN_HUGE_HUGEPAGE ?
 				   MADV_HUGEPAGE : MADV_NOHUGEPAGE;
@@ -621,6 +622,7 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		c.addr = addr;
 		c.len = st->len;
 		c.new_addr = k->regions[st->new_region].addr;
+		c.flags = st->dontunmap ? MREMAP_DONTUNMAP : 0;
 		return do_simple(k, proc, &c, res);
 	case ST_SPLIT:
 		return do_split(k, proc, st, res);
@@ -969,7 +971,7 @@ static unsigned long regions_end(struct kernel *k, const struct scenario *s)
 		const struct stmt *st = &s->stmts[i];
 
 		if (st->kind == ST_MMAP)
-			place_region(k, st->region, 0, st->len);
+			place_region(k, st->region, st->at, st->len);
 		else if (st->kind == ST_MREMAP)
 			place_region(k, st->new_region, st->at, st->len);
 	}

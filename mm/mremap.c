@@ -60,6 +60,24 @@ static void move_huge_pmd(struct mm_struct *mm, pmd_t *old_pmd,
 	spin_unlock(ptl);
 }
 
+/*
+ * move_normal_pmd(): a whole PTE table under an aligned PMD moves by its
+ * PMD entry (CONFIG_HAVE_MOVE_PMD), its PTE lock with it.  The old PMD is
+ * then empty, not a table of empty PTEs: after MREMAP_DONTUNMAP a fault
+ * there may map a huge page again.
+ */
+static void move_normal_pmd(struct mm_struct *mm, pmd_t *old_pmd,
+			    unsigned long old_addr, pmd_t *new_pmd)
+{
+	spinlock_t *ptl = pmd_lock(mm, old_pmd);
+	pmd_t pmd = pmdp_get(old_pmd);
+
+	set_pmd(old_pmd, __pmd(0));
+	set_pmd(new_pmd, pmd);
+	flush_tlb_range(mm, old_addr, old_addr + PMD_SIZE);
+	spin_unlock(ptl);
+}
+
 static int move_page_tables(struct vm_area_struct *vma, unsigned long old_addr,
 			    unsigned long new_addr, unsigned long len)
 {
@@ -88,6 +106,9 @@ static int move_page_tables(struct vm_area_struct *vma, unsigned long old_addr,
 				continue;
 			}
 			__split_huge_pmd(vma, old_pmd, old_addr & PMD_MASK);
+		} else if (extent == PMD_SIZE && pmd_none(pmdp_get(new_pmd))) {
+			move_normal_pmd(mm, old_pmd, old_addr, new_pmd);
+			continue;
 		}
 		err = move_ptes(mm, old_pmd, old_addr, old_addr + extent,
 				new_pmd, new_addr);

@@ -552,13 +552,14 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	case ST_MMAP:
 		/* The region is the process's even if the mapping fails. */
 		proc_add_region(p, st->region);
-		ret = place_region(k, st->region, 0, st->len);
+		ret = place_region(k, st->region, st->at, st->len);
 		if (ret)
 			return ret;
 		init_cmd(k, &c, KOP_MMAP);	/* the span grew */
 		c.addr = k->regions[st->region].addr;
 		c.len = st->len;
 		c.prot = os_prot(st->prot);
+		c.flags = st->populate ? MAP_POPULATE : 0;
 		if (st->huge != SCN_HUGE_DEFAULT)
 			c.advice = st->huge == SCN_HUGE_HUGEPAGE ?
 				   MADV_HUGEPAGE : MADV_NOHUGEPAGE;
@@ -621,6 +622,7 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		c.addr = addr;
 		c.len = st->len;
 		c.new_addr = k->regions[st->new_region].addr;
+		c.flags = st->dontunmap ? MREMAP_DONTUNMAP : 0;
 		return do_simple(k, proc, &c, res);
 	case ST_SPLIT:
 		return do_split(k, proc, st, res);
@@ -969,7 +971,7 @@ static unsigned long regions_end(struct kernel *k, const struct scenario *s)
 		const struct stmt *st = &s->stmts[i];
 
 		if (st->kind == ST_MMAP)
-			place_region(k, st->region, 0, st->len);
+			place_region(k, st->region, st->at, st->len);
 		else if (st->kind == ST_MREMAP)
 			place_region(k, st->new_region, st->at, st->len);
 	}
@@ -1018,14 +1020,30 @@ static int check_addresses_free(struct kernel *k, const struct scenario *s)
 
 /*
  * The most anonymous memory @s can make its processes hold: for each
- * process and region, what its writes, dio-reads and registers (which
- * fault pages in writable) cover, each statement rounded up to 2M (a
+ * process and region, what its writes, dio-reads, registers and write
+ * populates (which fault pages in writable) cover, each statement rounded up to 2M (a
  * fault may map a whole THP), and no more than the region rounded the
  * same way; summed over every process and region, as if nothing were
  * ever freed or shared.  Reads map the zero page and cost nothing.
  * Deliberately an upper bound: a run it lets through cannot be the OOM
  * killer's.
  */
+static bool allocates_anon(const struct stmt *st)
+{
+	switch (st->kind) {
+	case ST_WRITE:
+	case ST_DIO_READ:
+	case ST_REGISTER:
+		return true;
+	case ST_MMAP:		/* MAP_POPULATE of rw faults for write */
+		return st->populate && st->prot == SCN_PROT_RW;
+	case ST_MADVISE:
+		return st->advice == MADV_POPULATE_WRITE;
+	default:
+		return false;
+	}
+}
+
 static unsigned long scenario_anon_bound(const struct scenario *s)
 {
 	const unsigned long block = SCN_REGION_ALIGN;
@@ -1039,8 +1057,7 @@ static unsigned long scenario_anon_bound(const struct scenario *s)
 		const struct stmt *st = &s->stmts[i];
 		unsigned long cap, *b;
 
-		if (st->kind != ST_WRITE && st->kind != ST_DIO_READ &&
-		    st->kind != ST_REGISTER)
+		if (!allocates_anon(st))
 			continue;
 		b = &bytes[st->proc * SCN_MAX_REGIONS + st->region];
 		cap = round_up(s->regions[st->region].len, block);
@@ -1082,10 +1099,10 @@ static int kernel_probe(struct kernel *k, const struct scenario *s)
 	avail = meminfo_bytes("MemAvailable");
 	if (avail && need > avail)
 		return skip(k, "host limit: the scenario may write up to %s of"
-			    " anonymous memory (its writes, dio-reads and"
-			    " registers per process and region, each rounded up"
-			    " to 2M), more than the %s this machine has"
-			    " available (MemAvailable)",
+			    " anonymous memory (its writes, dio-reads,"
+			    " registers and write populates per process and"
+			    " region, each rounded up to 2M), more than the %s"
+			    " this machine has available (MemAvailable)",
 			    gib_text(a, sizeof(a), need),
 			    gib_text(b, sizeof(b), avail));
 	return check_addresses_free(k, s);

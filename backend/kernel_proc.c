@@ -362,7 +362,8 @@ static int do_access(void)
 static int do_mmap(void)
 {
 	void *p = mmap((void *)cmd.addr, cmd.len, cmd.prot,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE |
+		       cmd.flags, -1, 0);
 
 	if (p == MAP_FAILED)
 		return errno;
@@ -695,7 +696,7 @@ static void run_command(void)
 	case KOP_MREMAP:
 		measure_begin();
 		rep.err = mremap((void *)cmd.addr, cmd.len, cmd.len,
-				 MREMAP_MAYMOVE | MREMAP_FIXED,
+				 MREMAP_MAYMOVE | MREMAP_FIXED | cmd.flags,
 				 (void *)cmd.new_addr) == MAP_FAILED ? errno : 0;
 		measure_end();
 		break;

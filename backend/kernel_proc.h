@@ -22,7 +22,7 @@
 #include "scenario/scenario.h"
 
 enum kop {
-	KOP_MMAP,		/* addr len prot huge */
+	KOP_MMAP,		/* addr len prot advice flags (MAP_POPULATE) */
 	KOP_MUNMAP,		/* addr len */
 	KOP_MPROTECT,		/* addr len prot */
 	KOP_MADVISE,		/* addr len advice */
@@ -36,7 +36,7 @@ enum kop {
 	KOP_DIO_READ,		/* addr len value */
 	KOP_VMSPLICE,		/* handle addr len */
 	KOP_DRAIN,		/* handle; replies with data */
-	KOP_MREMAP,		/* addr len new_addr */
+	KOP_MREMAP,		/* addr len new_addr flags (MREMAP_DONTUNMAP) */
 	KOP_SPLIT_BLOCK,	/* addr: mprotect one page to prot2, back to prot */
 	KOP_PEEK,		/* len addresses follow; replies with len bytes */
 };
@@ -51,6 +51,7 @@ struct kcmd {
 	int prot, prot2;	/* PROT_* */
 	int advice;		/* MADV_*, or -1 */
 	int value;		/* the byte to store */
+	int flags;		/* mmap: MAP_POPULATE; mremap: MREMAP_DONTUNMAP */
 	unsigned long addr, len, stride, new_addr;
 	/*
 	 * Where the scenario's regions lie: [span_lo, span_hi).  The process

@@ -149,11 +149,13 @@ static int do_mmap(struct model *m, struct model_proc *p,
 	/* The region is the process's even if the mapping fails, as in the
 	 * parser's picture: a snapshot then shows it absent. */
 	proc_add_region(p, st->region);
-	ret = place_region(m, st->region, 0, st->len);
+	ret = place_region(m, st->region, st->at, st->len);
 	if (ret)
 		return ret;
 	addr = m->regions[st->region].addr;
-	ret = pb_mmap(p->pb, addr, st->len, pb_prot(st->prot));
+	/* MAP_POPULATE runs inside mmap, before the program's madvise. */
+	ret = pb_mmap_flags(p->pb, addr, st->len, pb_prot(st->prot),
+			    st->populate ? PB_MAP_POPULATE : 0);
 	if (ret || st->huge == SCN_HUGE_DEFAULT)
 		return ret;
 	return pb_madvise(p->pb, addr, st->len,
@@ -317,8 +319,9 @@ static int do_mremap(struct model *m, struct model_proc *p,
 	ret = place_region(m, st->new_region, st->at, st->len);
 	if (ret)
 		return ret;
-	return pb_mremap(p->pb, old_addr, st->len,
-			 m->regions[st->new_region].addr);
+	return pb_mremap_flags(p->pb, old_addr, st->len,
+			       m->regions[st->new_region].addr,
+			       st->dontunmap ? PB_MREMAP_DONTUNMAP : 0);
 }
 
 /* One process statement; returns 0 or -errno. */

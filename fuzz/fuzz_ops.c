@@ -90,13 +90,18 @@ static const enum op_kind op_codes[16] = {
 static const int advices[] = {
 	MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE,
 	MADV_DONTFORK, MADV_DOFORK,
+	MADV_POPULATE_READ, MADV_POPULATE_WRITE,
+	MADV_WIPEONFORK, MADV_KEEPONFORK,
 };
+
+#define NR_ADVICES (sizeof(advices) / sizeof(advices[0]))
 
 /* PB_PROT_* bits: PB_PROT_WRITE alone is a write-only mapping. */
 static const char *const prot_names[] = { "none", "r", "w", "rw" };
 
-static const char *const advice_names[] = {
+static const char *const advice_names[NR_ADVICES] = {
 	"dontneed", "hugepage", "nohugepage", "dontfork", "dofork",
+	"populate-read", "populate-write", "wipeonfork", "keeponfork",
 };
 
 static const enum pb_thp_policy policies[4] = {
@@ -178,7 +183,7 @@ static unsigned long align_down(unsigned long x, unsigned long a)
  *   b3  length: 1..32 pages below 0x80, 16..512 (by 16) below 0xc0,
  *       else a window
  *   b4  arg: mmap/mprotect prot (bits 0-1) and mmap's madvise (bit 2
- *       hugepage, bit 3 nohugepage); madvise advice (mod 5); store value;
+ *       hugepage, bit 3 nohugepage); madvise advice (mod NR_ADVICES); store value;
  *       GUP flags (bit 0 PIN else GET, 1 WRITE, 2 LONGTERM, 3 FAST_ONLY);
  *       release/fill/devread: held set (mod NR_HELD; the next held one
  *       if that is free), release dirty (bit 2); mremap destination
@@ -249,7 +254,7 @@ static void print_op(FILE *f, int i, const struct op *op)
 			" +hugepage" : op->arg & 8 ? " +nohugepage" : "");
 		break;
 	case OP_MADVISE:
-		fprintf(f, " %s", advice_names[op->arg % 5]);
+		fprintf(f, " %s", advice_names[op->arg % NR_ADVICES]);
 		break;
 	case OP_LOAD:
 	case OP_STORE:
@@ -467,7 +472,7 @@ static void do_op(struct run *run, const struct op *op, struct result *r)
 		r->ret = pb_mprotect(p, op->addr, len, op->arg & 3);
 		break;
 	case OP_MADVISE:
-		r->ret = pb_madvise(p, op->addr, len, advices[op->arg % 5]);
+		r->ret = pb_madvise(p, op->addr, len, advices[op->arg % NR_ADVICES]);
 		break;
 	case OP_LOAD:
 	case OP_STORE:

@@ -144,21 +144,39 @@ unsigned long pb_proc_faults(const struct pb_proc *proc);
 /* mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE) at @addr. */
 int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
 	    int prot);
+/*
+ * The same with flags: PB_MAP_POPULATE (MAP_POPULATE) faults every page
+ * in before it returns - for write in a writable mapping, for read in a
+ * read-only one, nothing in a PROT_NONE one - and the faults are the
+ * process's.  Failing to populate does not fail the mmap.
+ */
+#define PB_MAP_POPULATE 0x1
+int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
+		  int prot, unsigned int map_flags);
 int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len);
 int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		int prot);
 
 /*
  * madvise() with Linux's advice values (MADV_* of <sys/mman.h>): the model
- * takes MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_DONTFORK and
- * MADV_DOFORK, and refuses any other with -EINVAL, as Linux refuses an
- * advice it does not know.
+ * takes MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_DONTFORK,
+ * MADV_DOFORK, MADV_WIPEONFORK, MADV_KEEPONFORK, MADV_POPULATE_READ and
+ * MADV_POPULATE_WRITE, and refuses any other with -EINVAL, as Linux
+ * refuses an advice it does not know.
  */
 int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,
 	       int advice);
 /* mremap(old, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, new). */
 int pb_mremap(struct pb_proc *proc, unsigned long old_addr, unsigned long len,
 	      unsigned long new_addr);
+/*
+ * The same with flags: PB_MREMAP_DONTUNMAP (MREMAP_DONTUNMAP) leaves the
+ * old range mapped and empty; later accesses there fault in fresh pages.
+ */
+#define PB_MREMAP_DONTUNMAP 0x1
+int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
+		    unsigned long len, unsigned long new_addr,
+		    unsigned int flags);
 /* Map every PMD-mapped THP in the range with PTEs, keeping folios whole. */
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len);
 

@@ -124,20 +124,35 @@ unsigned long pb_proc_faults(const struct pb_proc *proc)
 				    memory_order_relaxed);
 }
 
-int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
-	    int prot)
+int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
+		  int prot, unsigned int map_flags)
 {
 	unsigned long flags = 0;
 	int err;
 
+	if (map_flags & ~PB_MAP_POPULATE)
+		return -EINVAL;
 	if (prot & PB_PROT_READ)
 		flags |= VM_READ;
 	if (prot & PB_PROT_WRITE)
 		flags |= VM_READ | VM_WRITE;
+	AS_TASK(proc);
 	pthread_rwlock_wrlock(&proc->mm->mmap_lock);
 	err = do_mmap(proc->mm, addr, len, flags);
 	pthread_rwlock_unlock(&proc->mm->mmap_lock);
+	/* vm_mmap_pgoff(): mm_populate() once the write lock is dropped. */
+	if (!err && (map_flags & PB_MAP_POPULATE)) {
+		pthread_rwlock_rdlock(&proc->mm->mmap_lock);
+		__mm_populate(proc->mm, addr, addr + len);
+		pthread_rwlock_unlock(&proc->mm->mmap_lock);
+	}
 	return err;
+}
+
+int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
+	    int prot)
+{
+	return pb_mmap_flags(proc, addr, len, prot, 0);
 }
 
 int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len)
@@ -168,8 +183,18 @@ int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,
 int pb_mremap(struct pb_proc *proc, unsigned long old_addr, unsigned long len,
 	      unsigned long new_addr)
 {
+	return pb_mremap_flags(proc, old_addr, len, new_addr, 0);
+}
+
+int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
+		    unsigned long len, unsigned long new_addr,
+		    unsigned int flags)
+{
+	if (flags & ~PB_MREMAP_DONTUNMAP)
+		return -EINVAL;
 	AS_TASK(proc);
-	return do_mremap(proc->mm, old_addr, len, new_addr);
+	return do_mremap(proc->mm, old_addr, len, new_addr,
+			 flags & PB_MREMAP_DONTUNMAP);
 }
 
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len)

@@ -7,7 +7,8 @@
 
 /*
  * dup_mmap(): copy every VMA not marked VM_DONTCOPY, and its page tables
- * (copy_page_range write-protects COW mappings in the parent).  The
+ * (copy_page_range write-protects COW mappings in the parent) unless it is
+ * VM_WIPEONFORK.  The
  * parent's stale writable TLB entries are flushed once at the end.
  */
 int dup_mm(struct mm_struct *oldmm, struct mm_struct **newmmp)
@@ -30,18 +31,28 @@ int dup_mm(struct mm_struct *oldmm, struct mm_struct **newmmp)
 		}
 		*dst = *src;
 		dst->vm_mm = mm;
-		dst->anon_vma = anon_vma_fork(src);
-		if (src->anon_vma && !dst->anon_vma) {
-			vm_area_free(dst);
-			err = -ENOMEM;
-			break;
+		/*
+		 * VM_WIPEONFORK: the child gets the range empty, keeping the
+		 * flag; no anon_vma until its first fault, no page copied
+		 * (and so nothing write-protected in the parent).
+		 */
+		if (src->vm_flags & VM_WIPEONFORK) {
+			dst->anon_vma = NULL;
+		} else {
+			dst->anon_vma = anon_vma_fork(src);
+			if (src->anon_vma && !dst->anon_vma) {
+				vm_area_free(dst);
+				err = -ENOMEM;
+				break;
+			}
 		}
 		err = vma_insert(mm, dst);
 		if (err) {
 			vm_area_free(dst);
 			break;
 		}
-		err = copy_page_range(dst, src);
+		if (!(src->vm_flags & VM_WIPEONFORK))
+			err = copy_page_range(dst, src);
 		if (err)
 			break;
 	}

@@ -111,6 +111,9 @@ static int try_grab_folio(struct folio *folio, int refs, unsigned int flags)
 {
 	if (folio_ref_count(folio) <= 0)
 		return -ENOMEM;
+	/* MADV_POPULATE and MAP_POPULATE fault pages in and take nothing. */
+	if (!(flags & (FOLL_GET | FOLL_PIN)))
+		return 0;
 	if (flags & FOLL_GET) {
 		folio_ref_add(folio, refs);
 		return 0;
@@ -496,31 +499,38 @@ static int faultin_page(struct vm_area_struct *vma, unsigned long addr,
 }
 
 /*
- * __get_user_pages() under mmap_lock: look each page up, fault it in (or
- * unshare it) when it is not usable as it is, and take the references.
- * Returns the number of pages taken, or an error if none was.
+ * __get_user_pages() with mmap_lock held: look each page up, fault it in
+ * (or unshare it) when it is not usable as it is, and take the references
+ * - none, and @pages may be NULL, without FOLL_GET or FOLL_PIN (populate).
+ * Returns the number of pages done, or an error if none was.
  */
-static long __get_user_pages(struct mm_struct *mm, unsigned long start,
-			     unsigned long nr_pages, unsigned int flags,
-			     struct page **pages)
+static long __get_user_pages_locked(struct mm_struct *mm, unsigned long start,
+				    unsigned long nr_pages, unsigned int flags,
+				    struct page **pages)
 {
 	unsigned long i = 0;
 	long ret = 0;
 
-	pthread_rwlock_rdlock(&mm->mmap_lock);
 	while (i < nr_pages) {
 		unsigned long addr = start + (i << PAGE_SHIFT), page_mask, increm;
 		struct vm_area_struct *vma = vma_lookup(mm, addr);
 		struct page *page;
 		int err;
 
+		/*
+		 * MADV_POPULATE_(READ|WRITE) reports a hole as -ENOMEM and a
+		 * VMA that forbids the access as -EINVAL, as madvise does.
+		 */
 		if (!vma) {
-			ret = -EFAULT;
+			ret = (flags & FOLL_MADV_POPULATE) ? -ENOMEM : -EFAULT;
 			break;
 		}
 		ret = check_vma_flags(vma, flags);
-		if (ret)
+		if (ret) {
+			if (flags & FOLL_MADV_POPULATE)
+				ret = -EINVAL;
 			break;
+		}
 		page = follow_page_mask(vma, addr, flags, &page_mask, &err);
 		if (!page) {
 			if (err && err != -EMLINK) {
@@ -540,13 +550,84 @@ static long __get_user_pages(struct mm_struct *mm, unsigned long start,
 			ret = -ENOMEM;
 			break;
 		}
-		for (unsigned long j = 0; j < increm; j++)
+		for (unsigned long j = 0; pages && j < increm; j++)
 			pages[i + j] = page + j;
 		i += increm;
 	}
-	pthread_rwlock_unlock(&mm->mmap_lock);
 	count_stat_n(gup_slow_pages, i);
 	return i ? (long)i : ret;
+}
+
+static long __get_user_pages(struct mm_struct *mm, unsigned long start,
+			     unsigned long nr_pages, unsigned int flags,
+			     struct page **pages)
+{
+	long ret;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	ret = __get_user_pages_locked(mm, start, nr_pages, flags, pages);
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return ret;
+}
+
+/*
+ * faultin_page_range(): MADV_POPULATE_READ/WRITE, with mmap_lock held for
+ * read.  Every page of [start, end) is faulted in as a read or a write
+ * access would fault it (the zero page for a read of anon memory, a new
+ * folio for a write), and the faults are the caller's.  Returns the pages
+ * done, or an error if none was.
+ */
+long faultin_page_range(struct mm_struct *mm, unsigned long start,
+			unsigned long end, bool write)
+{
+	unsigned int flags = FOLL_TOUCH | FOLL_MADV_POPULATE;
+
+	if (write)
+		flags |= FOLL_WRITE;
+	return __get_user_pages_locked(mm, start, (end - start) >> PAGE_SHIFT,
+				       flags, NULL);
+}
+
+/*
+ * populate_vma_page_range(): MAP_POPULATE of [start, end) of @vma, with
+ * mmap_lock held.  A private writable mapping is faulted in for write
+ * (to break COW up front), anything else for read; an inaccessible one
+ * is left alone.  Returns the pages done or an error, which mmap ignores.
+ */
+long populate_vma_page_range(struct vm_area_struct *vma, unsigned long start,
+			     unsigned long end)
+{
+	unsigned int flags = FOLL_TOUCH;
+
+	if (!(vma->vm_flags & (VM_READ | VM_WRITE | VM_EXEC)))
+		return -EFAULT;
+	if ((vma->vm_flags & (VM_WRITE | VM_SHARED)) == VM_WRITE)
+		flags |= FOLL_WRITE;
+	return __get_user_pages_locked(vma->vm_mm, start,
+				       (end - start) >> PAGE_SHIFT, flags, NULL);
+}
+
+/*
+ * __mm_populate(): MAP_POPULATE of [start, end), VMA by VMA, with
+ * mmap_lock held for read.  Errors are ignored, as mmap ignores them: a
+ * page that cannot be faulted in now will be at its first access.
+ */
+void __mm_populate(struct mm_struct *mm, unsigned long start, unsigned long end)
+{
+	unsigned long nstart, nend;
+
+	for (nstart = start; nstart < end; nstart = nend) {
+		struct vm_area_struct *vma = find_vma(mm, nstart);
+		long ret;
+
+		if (!vma || vma->vm_start >= end)
+			break;
+		nend = min(end, vma->vm_end);
+		nstart = max(nstart, vma->vm_start);
+		ret = populate_vma_page_range(vma, nstart, nend);
+		if (ret > 0)
+			nend = nstart + ((unsigned long)ret << PAGE_SHIFT);
+	}
 }
 
 /*

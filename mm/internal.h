@@ -314,6 +314,7 @@ static inline bool folio_maybe_dma_pinned(const struct folio *folio)
 #define FOLL_LONGTERM	PB_FOLL_LONGTERM
 #define FOLL_FAST_ONLY	PB_FOLL_FAST_ONLY
 #define FOLL_TOUCH	0x40
+#define FOLL_MADV_POPULATE 0x80	/* MADV_POPULATE_*'s errors: holes -ENOMEM */
 
 /* Fault flags. */
 #define FAULT_FLAG_WRITE	0x01
@@ -500,6 +501,11 @@ void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
 void put_user_pages_refs(struct page **pages, unsigned long npages);
 bool gup_must_unshare(struct vm_area_struct *vma, unsigned int flags,
 		      struct page *page);
+long faultin_page_range(struct mm_struct *mm, unsigned long start,
+			unsigned long end, bool write);
+long populate_vma_page_range(struct vm_area_struct *vma, unsigned long start,
+			     unsigned long end);
+void __mm_populate(struct mm_struct *mm, unsigned long start, unsigned long end);
 
 /* fork.c */
 int dup_mm(struct mm_struct *oldmm, struct mm_struct **newmm);
@@ -511,7 +517,7 @@ int do_mprotect(struct mm_struct *mm, unsigned long start, unsigned long len,
 int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 	       int advice);
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
-	      unsigned long new_addr);
+	      unsigned long new_addr, bool dontunmap);
 
 /* access.c */
 #define NR_CPUS 8

@@ -1,8 +1,9 @@
 /*
- * madvise.c: MADV_DONTNEED (zap, keep the VMA) and the VMA-flag advices
- * HUGEPAGE, NOHUGEPAGE, DONTFORK, DOFORK (mm/madvise.c).  Unmapped parts
- * of the range are skipped and reported as -ENOMEM at the end, as Linux
- * does.
+ * madvise.c: MADV_DONTNEED (zap, keep the VMA), the VMA-flag advices
+ * HUGEPAGE, NOHUGEPAGE, DONTFORK, DOFORK, WIPEONFORK, KEEPONFORK, and
+ * POPULATE_READ/WRITE (mm/madvise.c).  Unmapped parts of the range are
+ * skipped and reported as -ENOMEM at the end, as Linux does; populate
+ * stops at the first one.
  */
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
@@ -16,6 +17,10 @@ static bool madvise_behavior_valid(int advice)
 	case MADV_NOHUGEPAGE:
 	case MADV_DONTFORK:
 	case MADV_DOFORK:
+	case MADV_WIPEONFORK:
+	case MADV_KEEPONFORK:
+	case MADV_POPULATE_READ:
+	case MADV_POPULATE_WRITE:
 		return true;
 	default:
 		return false;
@@ -33,8 +38,47 @@ static unsigned long advice_flags(unsigned long flags, int advice)
 		return flags | VM_DONTCOPY;
 	case MADV_DOFORK:
 		return flags & ~VM_DONTCOPY;
+	case MADV_WIPEONFORK:
+		return flags | VM_WIPEONFORK;
+	case MADV_KEEPONFORK:
+		return flags & ~VM_WIPEONFORK;
 	default:
 		return flags;
+	}
+}
+
+static bool is_madvise_populate(int advice)
+{
+	return advice == MADV_POPULATE_READ || advice == MADV_POPULATE_WRITE;
+}
+
+/*
+ * madvise_populate(): fault [start, end) in through GUP, which takes the
+ * faults as the task's own.  It stops at the first hole (-ENOMEM) or VMA
+ * that forbids the access (-EINVAL); what came before stays populated.
+ */
+static int madvise_populate(struct mm_struct *mm, unsigned long start,
+			    unsigned long end, int advice)
+{
+	const bool write = advice == MADV_POPULATE_WRITE;
+	long pages = 0;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	while (start < end) {
+		pages = faultin_page_range(mm, start, end, write);
+		if (pages < 0)
+			break;
+		start += pages << PAGE_SHIFT;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	if (pages >= 0)
+		return 0;
+	switch (pages) {
+	case -EINVAL:
+	case -EFAULT:
+		return (int)pages;
+	default:
+		return -ENOMEM;
 	}
 }
 
@@ -55,6 +99,8 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 		return -EINVAL;
 	if (end == start)
 		return 0;
+	if (is_madvise_populate(advice))
+		return madvise_populate(mm, start, end, advice);
 	if (dontneed)
 		pthread_rwlock_rdlock(&mm->mmap_lock);
 	else

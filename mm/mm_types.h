@@ -172,6 +172,7 @@ struct mm_struct {
 #define VM_MAYSHARE	0x00000080UL
 #define VM_DONTCOPY	0x00020000UL
 #define VM_ACCOUNT	0x00100000UL	/* committed memory: private, writable once */
+#define VM_WIPEONFORK	0x02000000UL
 #define VM_SOFTDIRTY	0x08000000UL
 #define VM_HUGEPAGE	0x20000000UL
 #define VM_NOHUGEPAGE	0x40000000UL

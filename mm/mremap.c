@@ -1,6 +1,6 @@
 /*
  * mremap.c: moving a range to a fixed new address (mremap with
- * MREMAP_MAYMOVE|MREMAP_FIXED, mm/mremap.c).  Page-table entries move, the
+ * MREMAP_MAYMOVE|MREMAP_FIXED, and MREMAP_DONTUNMAP, mm/mremap.c).  Page-table entries move, the
  * folios stay: a large folio can end up misaligned, across a page-table
  * boundary, or mapped from two places.  Like Linux 6.17+, a move may span
  * several VMAs and the gaps between them stay gaps.
@@ -60,6 +60,24 @@ static void move_huge_pmd(struct mm_struct *mm, pmd_t *old_pmd,
 	spin_unlock(ptl);
 }
 
+/*
+ * move_normal_pmd(): a whole PTE table under an aligned PMD moves by its
+ * PMD entry (CONFIG_HAVE_MOVE_PMD), its PTE lock with it.  The old PMD is
+ * then empty, not a table of empty PTEs: after MREMAP_DONTUNMAP a fault
+ * there may map a huge page again.
+ */
+static void move_normal_pmd(struct mm_struct *mm, pmd_t *old_pmd,
+			    unsigned long old_addr, pmd_t *new_pmd)
+{
+	spinlock_t *ptl = pmd_lock(mm, old_pmd);
+	pmd_t pmd = pmdp_get(old_pmd);
+
+	set_pmd(old_pmd, __pmd(0));
+	set_pmd(new_pmd, pmd);
+	flush_tlb_range(mm, old_addr, old_addr + PMD_SIZE);
+	spin_unlock(ptl);
+}
+
 static int move_page_tables(struct vm_area_struct *vma, unsigned long old_addr,
 			    unsigned long new_addr, unsigned long len)
 {
@@ -88,6 +106,9 @@ static int move_page_tables(struct vm_area_struct *vma, unsigned long old_addr,
 				continue;
 			}
 			__split_huge_pmd(vma, old_pmd, old_addr & PMD_MASK);
+		} else if (extent == PMD_SIZE && pmd_none(pmdp_get(new_pmd))) {
+			move_normal_pmd(mm, old_pmd, old_addr, new_pmd);
+			continue;
 		}
 		err = move_ptes(mm, old_pmd, old_addr, old_addr + extent,
 				new_pmd, new_addr);
@@ -97,23 +118,32 @@ static int move_page_tables(struct vm_area_struct *vma, unsigned long old_addr,
 	return 0;
 }
 
-/* Move one VMA-sized piece [old, old+len) of @vma to @new_addr. */
+/*
+ * Move one VMA-sized piece [old, old+len) of @vma to @new_addr.  With
+ * @dontunmap (MREMAP_DONTUNMAP) the old VMA stays as it is, unsplit, its
+ * range now empty; it gives up its anon_vma if all of it moved
+ * (dontunmap_complete), so later faults there start a fresh one.
+ */
 static int move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
-		    unsigned long old, unsigned long len, unsigned long new_addr)
+		    unsigned long old, unsigned long len, unsigned long new_addr,
+		    bool dontunmap)
 {
 	struct vm_area_struct *new_vma;
 	struct mmu_gather tlb;
 	int err;
 
-	err = vma_modify_range(mm, old, old + len, &vma);
-	if (err)
-		return err;
+	if (!dontunmap) {
+		err = vma_modify_range(mm, old, old + len, &vma);
+		if (err)
+			return err;
+	}
 	new_vma = vm_area_alloc(mm);
 	if (!new_vma)
 		return -ENOMEM;
 	*new_vma = *vma;
 	new_vma->vm_start = new_addr;
 	new_vma->vm_end = new_addr + len;
+	new_vma->vm_pgoff += (old - vma->vm_start) >> PAGE_SHIFT;
 	new_vma->anon_vma = anon_vma_get(vma->anon_vma);
 	err = vma_insert(mm, new_vma);
 	if (err) {
@@ -123,6 +153,13 @@ static int move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	err = move_page_tables(vma, old, new_addr, len);
 	if (err)
 		return err;
+	if (dontunmap) {
+		if (old == vma->vm_start && old + len == vma->vm_end) {
+			anon_vma_put(vma->anon_vma);
+			vma->anon_vma = NULL;
+		}
+		return 0;
+	}
 	/* Everything moved: the old VMA goes without zapping anything. */
 	vma_remove(mm, vma);
 	vm_area_free(vma);
@@ -133,7 +170,7 @@ static int move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 }
 
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
-	      unsigned long new_addr)
+	      unsigned long new_addr, bool dontunmap)
 {
 	unsigned long end = old + len, addr;
 	int err = 0;
@@ -169,7 +206,8 @@ int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 			break;
 		s = max(addr, vma->vm_start);
 		e = min(end, vma->vm_end);
-		err = move_vma(mm, vma, s, e - s, new_addr + (s - old));
+		err = move_vma(mm, vma, s, e - s, new_addr + (s - old),
+			       dontunmap);
 		if (err)
 			break;
 		addr = e;

@@ -459,6 +459,10 @@ static const struct keyword advices[] = {
 	{ "nohugepage", MADV_NOHUGEPAGE },
 	{ "dontfork", MADV_DONTFORK },
 	{ "dofork", MADV_DOFORK },
+	{ "populate-read", MADV_POPULATE_READ },
+	{ "populate-write", MADV_POPULATE_WRITE },
+	{ "wipeonfork", MADV_WIPEONFORK },
+	{ "keeponfork", MADV_KEEPONFORK },
 	KEYWORD_END
 };
 
@@ -515,21 +519,67 @@ static uint8_t default_value(int number)
 	return 1 + number % 255;
 }
 
+/* "at OFF": an offset past a 2M-aligned address, below 2M. */
+static int take_at(struct parser *p, const char *what, const char *tok,
+		   unsigned long *out)
+{
+	if (take_page_multiple(p, what, tok, out))
+		return -1;
+	if (*out >= SCN_REGION_ALIGN)
+		return perr(p, "%s " TOK " must be below 2M", what, TOK_ARG(tok));
+	return 0;
+}
+
+/*
+ * mmap's options after PROT: "at OFF", "hugepage" or "nohugepage", and
+ * "populate", in any order, each at most once.
+ */
+static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
+			      int nr)
+{
+	bool have_at = false, have_huge = false;
+	int i, v;
+
+	for (i = 0; i < nr; i++) {
+		if (!strcmp(arg[i], "at")) {
+			if (have_at)
+				return perr(p, "at given twice");
+			if (i + 1 == nr)
+				return perr(p, "at needs an offset after it");
+			have_at = true;
+			if (take_at(p, "at", arg[++i], &st->at))
+				return -1;
+		} else if (!strcmp(arg[i], "populate")) {
+			if (st->populate)
+				return perr(p, "populate given twice");
+			st->populate = true;
+		} else if (!strcmp(arg[i], "hugepage") ||
+			   !strcmp(arg[i], "nohugepage")) {
+			if (have_huge)
+				return perr(p, "hugepage or nohugepage given twice");
+			have_huge = true;
+			take_keyword(p, "mmap flag", hugeflags, arg[i], &v);
+			st->huge = v;
+		} else {
+			return perr(p, "bad mmap flag " TOK ": expected at OFF,"
+				    " hugepage, nohugepage or populate",
+				    TOK_ARG(arg[i]));
+		}
+	}
+	return 0;
+}
+
 static int parse_mmap(struct parser *p, struct stmt *st, char **arg, int nr)
 {
 	unsigned long len;
-	int v;
 
 	if (take_length(p, arg[1], &len) || take_prot(p, arg[2], &st->prot))
 		return -1;
 	if (len > SCN_MAX_REGION_LEN)
 		return perr(p, "LEN " TOK " is larger than a region may be (%luG)",
 			    TOK_ARG(arg[1]), SCN_MAX_REGION_LEN >> 30);
-	if (nr > 3) {
-		if (take_keyword(p, "mmap flag", hugeflags, arg[3], &v))
-			return -1;
-		st->huge = v;
-	}
+	if (parse_mmap_options(p, st, arg + 3, nr - 3))
+		return -1;
 	st->len = len;
 	st->region = new_region(p, arg[0], len, st->proc);
 	return st->region < 0 ? -1 : 0;
@@ -679,17 +729,22 @@ static int parse_dio_read(struct parser *p, struct stmt *st, char **arg,
 
 static int parse_mremap(struct parser *p, struct stmt *st, char **arg, int nr)
 {
-	if (take_range(p, st, arg) ||
-	    take_page_multiple(p, "AT", arg[4], &st->at))
+	if (take_range(p, st, arg) || take_at(p, "AT", arg[4], &st->at))
 		return -1;
-	if (st->at >= SCN_REGION_ALIGN)
-		return perr(p, "AT " TOK " must be below 2M", TOK_ARG(arg[4]));
+	if (nr > 5) {
+		if (strcmp(arg[5], "dontunmap"))
+			return perr(p, "unknown mremap option " TOK
+				    ": usage is '%s'", TOK_ARG(arg[5]),
+				    p->verb->usage);
+		st->dontunmap = true;
+	}
 	st->new_region = new_region(p, arg[3], st->len, st->proc);
 	return st->new_region < 0 ? -1 : 0;
 }
 
 static const struct verb verbs[] = {
-	{ "mmap", ST_MMAP, "P mmap R LEN PROT [hugepage|nohugepage]", 3, 4,
+	{ "mmap", ST_MMAP,
+	  "P mmap R LEN PROT [at OFF] [hugepage|nohugepage] [populate]", 3, 7,
 	  parse_mmap },
 	{ "munmap", ST_MUNMAP, "P munmap R OFF LEN", 3, 3, parse_range_only },
 	{ "mprotect", ST_MPROTECT, "P mprotect R OFF LEN PROT", 4, 4,
@@ -712,7 +767,8 @@ static const struct verb verbs[] = {
 	{ "vmsplice", ST_VMSPLICE, "P vmsplice H R OFF LEN", 4, 4,
 	  parse_vmsplice },
 	{ "drain", ST_DRAIN, "P drain H", 1, 1, parse_drain },
-	{ "mremap", ST_MREMAP, "P mremap R OFF LEN S AT", 5, 5, parse_mremap },
+	{ "mremap", ST_MREMAP, "P mremap R OFF LEN S AT [dontunmap]", 5, 6,
+	  parse_mremap },
 	{ "split", ST_SPLIT, "P split R OFF LEN", 3, 3, parse_range_only },
 };
 

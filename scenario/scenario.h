@@ -97,7 +97,9 @@ struct stmt {
 	int child;		/* fork: new process id */
 	int handle;		/* register/unregister/vmsplice/drain */
 	int new_region;		/* mremap: region id of S */
-	unsigned long at;	/* mremap: offset past a 2M-aligned address */
+	unsigned long at;	/* mmap, mremap: offset past a 2M-aligned address */
+	bool populate;		/* mmap: MAP_POPULATE */
+	bool dontunmap;		/* mremap: MREMAP_DONTUNMAP */
 	unsigned long mthp_size;	/* mthp */
 	enum scn_policy policy;		/* mthp */
 };

@@ -242,6 +242,44 @@ static void test_dontfork(void)
 }
 
 /*
+ * MADV_WIPEONFORK: the child gets the range empty, with no anon_vma until
+ * it faults there, and the parent's pages in it are not write-protected;
+ * a child of the child inherits the flag.
+ *
+ *   ADDR_A [p0][p1 wipeonfork][p2][p3]
+ */
+static void test_wipeonfork(void)
+{
+	struct pb_proc *p, *c, *g;
+	struct vm_area_struct *vma;
+	uint8_t v = 0xff;
+
+	t_begin(SZ_64M);
+	p = t_proc_written(ADDR_A, 4 * PAGE_SIZE, 1);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGE_SIZE, PAGE_SIZE, MADV_WIPEONFORK), 0);
+	c = t_fork(p);
+	EXPECT_CLEAN();
+	vma = vma_lookup(mm_of(c), ADDR_A + PAGE_SIZE);
+	EXPECT(vma && (vma->vm_flags & VM_WIPEONFORK) && !vma->anon_vma);
+	EXPECT(t_page(c, ADDR_A).present);
+	EXPECT(!t_page(c, ADDR_A + PAGE_SIZE).present);
+	EXPECT_EQ(pb_load(c, 0, ADDR_A + PAGE_SIZE, &v), 0);
+	EXPECT_EQ(v, 0);
+	EXPECT(t_writable(p, ADDR_A + PAGE_SIZE));
+	EXPECT(!t_writable(p, ADDR_A));
+	EXPECT_EQ(pb_store(c, 0, ADDR_A + PAGE_SIZE, 9), 0);
+	g = t_fork(c);
+	EXPECT(!t_page(g, ADDR_A + PAGE_SIZE).present);
+	EXPECT_EQ(pb_madvise(p, ADDR_A, 4 * PAGE_SIZE, MADV_KEEPONFORK), 0);
+	EXPECT_EQ(mm_of(p)->nr_vmas, 1);
+	EXPECT_CLEAN();
+	t_exit(g);
+	t_exit(c);
+	t_exit(p);
+	t_end("cow: MADV_WIPEONFORK ranges are empty in the child, KEEPONFORK merges back");
+}
+
+/*
  * MADV_DONTNEED holes inside a 64K folio stay holes after fork and
  * refault as order-0 pages in either process.
  *
@@ -322,6 +360,7 @@ int main(void)
 	for (k = 0; k < NR_KINDS; k++)
 		test_fork_copies_pinned(kinds[k]);
 	test_dontfork();
+	test_wipeonfork();
 	test_holes_survive_fork();
 	return tap_done();
 }

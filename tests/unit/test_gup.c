@@ -450,6 +450,45 @@ static void test_preallocated_pages(void)
 	t_end("gup: a preallocated pages[] is reused; refs exact; errors hold nothing");
 }
 
+/*
+ * MADV_POPULATE_WRITE and MAP_POPULATE fault through the GUP slow path
+ * but take nothing: a populated 64K folio has one reference and one
+ * mapping per page, no pin, and the faults are the process's.
+ *
+ *   ADDR_A [64K folio][64K folio]   populate-write of the first 96K
+ */
+static void test_populate_takes_no_reference(void)
+{
+	struct pb_proc *p;
+	struct folio *folio;
+	unsigned long pfn;
+
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_map(ADDR_A, PAGES(32), RW);
+	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(24), MADV_POPULATE_WRITE), 0);
+	EXPECT_CLEAN();
+	EXPECT_EQ(pb_proc_faults(p), 2);
+	pfn = t_pfn(p, ADDR_A + PAGES(16));
+	folio = t_folio(pfn);
+	EXPECT_EQ(folio_ref_count(folio), 16);
+	EXPECT_EQ(folio_mapcount(folio), 16);
+	EXPECT(!folio_maybe_dma_pinned(folio));
+	EXPECT(!mm_of(p)->has_pinned);
+	EXPECT(t_writable(p, ADDR_A + PAGES(31)));
+	/* Mapped writable already: no fault the second time. */
+	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGES(32), MADV_POPULATE_WRITE), 0);
+	EXPECT_EQ(pb_proc_faults(p), 2);
+	EXPECT_EQ(pb_mmap_flags(p, ADDR_B, PAGES(16), PB_PROT_READ | PB_PROT_WRITE,
+				PB_MAP_POPULATE), 0);
+	EXPECT_EQ(pb_proc_faults(p), 3);
+	EXPECT_EQ(folio_ref_count(t_folio(t_pfn(p, ADDR_B))), 16);
+	EXPECT_EQ(pb_madvise(p, ADDR_A + PAGES(32), PAGE_SIZE,
+			     MADV_POPULATE_READ), -ENOMEM);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("gup: populate faults pages in and holds no reference or pin");
+}
+
 int main(void)
 {
 	test_pin_small();
@@ -464,5 +503,6 @@ int main(void)
 	test_huge_zero_folio_pins();
 	test_fast_atomic_counts();
 	test_preallocated_pages();
+	test_populate_takes_no_reference();
 	return tap_done();
 }

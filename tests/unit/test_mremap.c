@@ -122,11 +122,47 @@ static void test_move_pmd(void)
 	t_end("mremap: a whole PMD-mapped THP moves as a PMD");
 }
 
+/*
+ * MREMAP_DONTUNMAP of an aligned 2M of 4K folios: the PTE table moves by
+ * its PMD entry (move_normal_pmd), so the old PMD is empty and the old
+ * VMA, still there, takes a fresh fault on its next write.
+ *
+ *   ADDR_A [table: p0..p511]  ->  ADDR_A [pmd none], VMA kept
+ *                                 ADDR_B [table: p0..p511]
+ */
+static void test_dontunmap_moves_table(void)
+{
+	struct pb_proc *p;
+	unsigned long pfn, table;
+
+	t_begin_folios(SZ_64M, PAGE_SIZE);
+	p = t_proc_written(ADDR_A, PMD_SIZE, 0x40);
+	pfn = t_pfn(p, ADDR_A + PAGE_SIZE);
+	table = pmd_val(t_pmd(p, ADDR_A));
+	EXPECT_EQ(pb_mremap_flags(p, ADDR_A, PMD_SIZE, ADDR_B,
+				  PB_MREMAP_DONTUNMAP), 0);
+	EXPECT_CLEAN();
+	EXPECT(pmd_none(t_pmd(p, ADDR_A)));
+	EXPECT_EQ(pmd_val(t_pmd(p, ADDR_B)), table);
+	EXPECT_EQ(t_pfn(p, ADDR_B + PAGE_SIZE), pfn);
+	EXPECT(t_data_is(p, ADDR_B + PAGE_SIZE, 1, 0x41));
+	EXPECT(!t_page(p, ADDR_A).present);
+	/* The old range is still mapped: a write faults in a zeroed page. */
+	EXPECT_EQ(pb_store(p, 0, ADDR_A, 0x50), 0);
+	EXPECT(t_page(p, ADDR_A).present && t_pfn(p, ADDR_A) != t_pfn(p, ADDR_B));
+	EXPECT(t_data_is(p, ADDR_A + PAGE_SIZE, 1, 0));
+	EXPECT_EQ(pb_mremap_flags(p, ADDR_A, PAGE_SIZE, ADDR_B + 4 * PMD_SIZE, 0x80), -EINVAL);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("mremap: DONTUNMAP keeps the old VMA and moves an aligned table whole");
+}
+
 int main(void)
 {
 	test_move_half_64k();
 	test_move_across_pmd_boundary();
 	test_unmapped_start_efault();
 	test_move_pmd();
+	test_dontunmap_moves_table();
 	return tap_done();
 }

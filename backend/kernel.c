@@ -570,6 +570,11 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	case ST_MUNMAP:
 		c.op = KOP_MUNMAP;
 		return do_simple(k, proc, &c, res);
+	case ST_MMAP_FIXED:
+		c.op = KOP_MMAP;	/* over the region's own range */
+		c.prot = os_prot(st->prot);
+		c.flags = MAP_FIXED;
+		return do_simple(k, proc, &c, res);
 	case ST_MPROTECT:
 		c.op = KOP_MPROTECT;
 		c.prot = os_prot(st->prot);

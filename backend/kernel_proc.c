@@ -359,11 +359,16 @@ static int do_access(void)
 	return 0;
 }
 
+/*
+ * mmap at the region's address: MAP_FIXED_NOREPLACE for a new region,
+ * MAP_FIXED (cmd.flags) to replace part of one (mmap-fixed).
+ */
 static int do_mmap(void)
 {
+	int fixed = cmd.flags & MAP_FIXED ? MAP_FIXED : MAP_FIXED_NOREPLACE;
 	void *p = mmap((void *)cmd.addr, cmd.len, cmd.prot,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE |
-		       cmd.flags, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | fixed |
+		       (cmd.flags & ~MAP_FIXED), -1, 0);
 
 	if (p == MAP_FAILED)
 		return errno;

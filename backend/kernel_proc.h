@@ -22,7 +22,7 @@
 #include "scenario/scenario.h"
 
 enum kop {
-	KOP_MMAP,		/* addr len prot advice flags (MAP_POPULATE) */
+	KOP_MMAP,		/* addr len prot advice flags (MAP_POPULATE, MAP_FIXED) */
 	KOP_MUNMAP,		/* addr len */
 	KOP_MPROTECT,		/* addr len prot */
 	KOP_MADVISE,		/* addr len advice */

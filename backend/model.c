@@ -335,6 +335,9 @@ static int model_do(struct model *m, struct model_proc *p,
 		return do_mmap(m, p, st);
 	case ST_MUNMAP:
 		return pb_munmap(p->pb, addr, st->len);
+	case ST_MMAP_FIXED:
+		return pb_mmap_flags(p->pb, addr, st->len, pb_prot(st->prot),
+				     PB_MAP_FIXED);
 	case ST_MPROTECT:
 		return pb_mprotect(p->pb, addr, st->len, pb_prot(st->prot));
 	case ST_MADVISE:

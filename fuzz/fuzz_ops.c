@@ -249,9 +249,10 @@ static void print_op(FILE *f, int i, const struct op *op)
 	switch (op->kind) {
 	case OP_MMAP:
 	case OP_MPROTECT:
-		fprintf(f, " prot %s%s", prot_names[op->arg & 3],
+		fprintf(f, " prot %s%s%s", prot_names[op->arg & 3],
 			op->kind == OP_MPROTECT ? "" : op->arg & 4 ?
-			" +hugepage" : op->arg & 8 ? " +nohugepage" : "");
+			" +hugepage" : op->arg & 8 ? " +nohugepage" : "",
+			op->kind == OP_MMAP && (op->arg & 16) ? " +fixed" : "");
 		break;
 	case OP_MADVISE:
 		fprintf(f, " %s", advice_names[op->arg % NR_ADVICES]);
@@ -459,7 +460,9 @@ static void do_op(struct run *run, const struct op *op, struct result *r)
 	}
 	switch (op->kind) {
 	case OP_MMAP:
-		r->ret = pb_mmap(p, op->addr, len, op->arg & 3);
+		/* bit 4: MAP_FIXED, replacing what is there */
+		r->ret = pb_mmap_flags(p, op->addr, len, op->arg & 3,
+				       op->arg & 16 ? PB_MAP_FIXED : 0);
 		if (!r->ret && (op->arg & 12))
 			r->ret = pb_madvise(p, op->addr, len, op->arg & 4 ?
 					    MADV_HUGEPAGE :

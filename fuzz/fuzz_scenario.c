@@ -77,6 +77,7 @@ static unsigned long scenario_work(const struct scenario *s)
 			w = sat_add(w, st->len / page);
 			break;
 		case ST_MUNMAP:
+		case ST_MMAP_FIXED:
 		case ST_MPROTECT:
 		case ST_MADVISE:
 		case ST_SPLIT:

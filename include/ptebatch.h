@@ -151,6 +151,12 @@ int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
  * process's.  Failing to populate does not fail the mmap.
  */
 #define PB_MAP_POPULATE 0x1
+/*
+ * PB_MAP_FIXED (MAP_FIXED): the new mapping replaces whatever was mapped
+ * in [addr, addr + len) - its pages unmapped, its folios freed or split
+ * as munmap does - instead of failing with -EEXIST.
+ */
+#define PB_MAP_FIXED 0x2
 int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		  int prot, unsigned int map_flags);
 int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len);

@@ -130,7 +130,7 @@ int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
 	unsigned long flags = 0;
 	int err;
 
-	if (map_flags & ~PB_MAP_POPULATE)
+	if (map_flags & ~(PB_MAP_POPULATE | PB_MAP_FIXED))
 		return -EINVAL;
 	if (prot & PB_PROT_READ)
 		flags |= VM_READ;
@@ -138,7 +138,13 @@ int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		flags |= VM_READ | VM_WRITE;
 	AS_TASK(proc);
 	pthread_rwlock_wrlock(&proc->mm->mmap_lock);
-	err = do_mmap(proc->mm, addr, len, flags);
+	/*
+	 * MAP_FIXED: what was mapped there goes first, under the same lock,
+	 * as mmap_region() unmaps it before it inserts the new VMA.
+	 */
+	err = map_flags & PB_MAP_FIXED ? do_munmap(proc->mm, addr, len) : 0;
+	if (!err)
+		err = do_mmap(proc->mm, addr, len, flags);
 	pthread_rwlock_unlock(&proc->mm->mmap_lock);
 	/* vm_mmap_pgoff(): mm_populate() once the write lock is dropped. */
 	if (!err && (map_flags & PB_MAP_POPULATE)) {

@@ -770,6 +770,8 @@ static const struct verb verbs[] = {
 	{ "mremap", ST_MREMAP, "P mremap R OFF LEN S AT [dontunmap]", 5, 6,
 	  parse_mremap },
 	{ "split", ST_SPLIT, "P split R OFF LEN", 3, 3, parse_range_only },
+	{ "mmap-fixed", ST_MMAP_FIXED, "P mmap-fixed R OFF LEN PROT", 4, 4,
+	  parse_mprotect },
 };
 
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))

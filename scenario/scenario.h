@@ -71,6 +71,7 @@ enum stmt_kind {
 	ST_DRAIN,
 	ST_MREMAP,
 	ST_SPLIT,
+	ST_MMAP_FIXED,
 	ST_OBSERVE,
 };
 

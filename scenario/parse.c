@@ -459,6 +459,8 @@ static const struct keyword advices[] = {
 	{ "nohugepage", MADV_NOHUGEPAGE },
 	{ "dontfork", MADV_DONTFORK },
 	{ "dofork", MADV_DOFORK },
+	{ "free", MADV_FREE },
+	{ "pageout", MADV_PAGEOUT },
 	KEYWORD_END
 };
 

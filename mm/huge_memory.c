@@ -168,6 +168,13 @@ static void __split_huge_pmd_locked(struct vm_area_struct *vma, pmd_t *pmdp,
 	}
 	page = pfn_to_page(pmd_pfn(old));
 	folio = page_folio(page);
+	/*
+	 * The PMD's Dirty goes to the folio, as __split_huge_pmd_locked()
+	 * does: MADV_FREE then leaves a shared split THP alone (a dirty
+	 * folio is cleaned only when exclusive).
+	 */
+	if (pmd_dirty(old))
+		folio_set_flag(folio, PG_dirty);
 	exclusive = PageAnonExclusive(page);
 	folio_ref_add(folio, HPAGE_PMD_NR - 1);
 	folio_add_anon_rmap_ptes(folio, page, HPAGE_PMD_NR, vma,
@@ -309,8 +316,7 @@ void zap_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
 	if (!is_huge_zero_pmd(orig)) {
 		struct folio *folio = page_folio(pfn_to_page(pmd_pfn(orig)));
 
-		if (pmd_dirty(orig))
-			folio_set_flag(folio, PG_dirty);
+		/* Anon: Dirty is not moved to the folio (zap_present_folio_ptes). */
 		folio_remove_rmap_pmd(folio, vma);
 		tlb_remove_folio_refs(tlb, folio, 1);
 	}
@@ -661,56 +667,25 @@ out:
 }
 
 /*
- * Reclaim of a PMD-mapped folio (shrink_folio_list() with the isolation
- * reference the caller holds).  A lazy-free folio whose PMD is clean, not
- * re-dirtied, with no reference but the mapping's and the isolation's is
- * discarded with its deposited table (unmap_huge_pmd_locked()); one that
- * is not gets the PMD back and PG_swapbacked (no longer lazy-free).  A
+ * Reclaim of a PMD-mapped folio, the caller holding the isolation
+ * reference: try_to_unmap() with TTU_SPLIT_HUGE_PMD.  A lazy-free folio
+ * is unmapped at the PTE level after a split of its mapping, as this
+ * machine's kernel does (a store after MADV_PAGEOUT faults a 4K page into
+ * the emptied table, not a new THP); the caller discards it there.  A
  * swapbacked folio cannot go without swap: add_to_swap() fails and
- * reclaim splits it (mapping and folio) unless it is pinned or otherwise
- * referenced.  Returns true if the folio was discarded.
+ * reclaim splits it, mapping and folio, unless it is pinned or otherwise
+ * referenced.
  */
-bool discard_lazyfree_huge_pmd(struct mmu_gather *tlb,
-			       struct vm_area_struct *vma, unsigned long addr,
-			       struct folio *folio)
+void pageout_huge_pmd_folio(struct vm_area_struct *vma, unsigned long addr,
+			    struct folio *folio)
 {
-	struct mm_struct *mm = vma->vm_mm;
 	const unsigned long haddr = addr & PMD_MASK;
-	pmd_t *pmdp = walk_to_pmd(mm, haddr);
-	unsigned long pgtable;
-	spinlock_t *ptl;
-	pmd_t orig;
+	pmd_t *pmdp = walk_to_pmd(vma->vm_mm, haddr);
 
 	if (!pmdp)
-		return false;
-	if (!folio_test_lazyfree(folio)) {
-		if (!folio_maybe_dma_pinned(folio))
-			split_huge_pmd_folio(vma, pmdp, haddr, folio, 1);
-		return false;
-	}
-	ptl = pmd_lock(mm, pmdp);
-	orig = pmdp_get(pmdp);
-	if (!pmd_leaf(orig) || pmd_pfn(orig) != folio_pfn(folio)) {
-		spin_unlock(ptl);
-		return false;
-	}
-	orig = pmdp_get_and_clear(pmdp);
-	flush_tlb_range(mm, haddr, haddr + PMD_SIZE);
-	if (pmd_dirty(orig))
-		folio_set_flag(folio, PG_dirty);
-	if (folio_test_dirty(folio) ||
-	    folio_ref_count(folio) != folio_mapcount(folio) + 1) {
-		set_pmd(pmdp, orig);
-		folio_set_flag(folio, PG_swapbacked);
-		spin_unlock(ptl);
-		return false;
-	}
-	pgtable = pgtable_trans_huge_withdraw(mm, pmdp);
-	mm->nr_ptes--;
-	folio_remove_rmap_pmd(folio, vma);
-	tlb_remove_folio_refs(tlb, folio, 1);
-	spin_unlock(ptl);
-	if (pgtable)
-		tlb_remove_table(tlb, pgtable);
-	return true;
+		return;
+	if (folio_test_lazyfree(folio))
+		__split_huge_pmd(vma, pmdp, haddr);
+	else if (!folio_maybe_dma_pinned(folio))
+		split_huge_pmd_folio(vma, pmdp, haddr, folio, 1);
 }

@@ -497,9 +497,8 @@ bool madvise_free_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
 			   pmd_t *pmdp, unsigned long addr, unsigned long next);
 struct folio *madvise_pageout_huge_pmd(struct vm_area_struct *vma, pmd_t *pmdp,
 				       unsigned long addr, unsigned long next);
-bool discard_lazyfree_huge_pmd(struct mmu_gather *tlb,
-			       struct vm_area_struct *vma, unsigned long addr,
-			       struct folio *folio);
+void pageout_huge_pmd_folio(struct vm_area_struct *vma, unsigned long addr,
+			    struct folio *folio);
 void __split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmdp,
 		      unsigned long haddr);
 int split_huge_pmd_range(struct vm_area_struct *vma, unsigned long start,

@@ -167,9 +167,12 @@ static void madvise_free_pageout_pte_range(struct madvise_walk *walk,
  * isolation reference held): clear them and flush, so no CPU can store
  * through a stale translation; a folio clean in every PTE, not
  * re-dirtied, referenced only by its mappings and the isolation, goes
- * (its references after the final flush).  Otherwise it was wanted after
- * all: the PTEs come back (dirty, if any was) and the folio is swapbacked
- * again, no longer lazy-free.  True if it went.
+ * (its references after the final flush).  A re-dirtied one was wanted
+ * after all: the PTEs come back (dirty) and the folio is swapbacked again,
+ * no longer lazy-free.  One that someone else holds (a GUP reference, a
+ * pin) gets its PTEs back and stays lazy-free, as Linux 6.18 does: a GUP
+ * user that writes marks it dirty, and the next reclaim decides.  True
+ * if it went.
  */
 static bool discard_lazyfree_ptes(struct mmu_gather *tlb,
 				  struct vm_area_struct *vma, unsigned long addr,
@@ -202,7 +205,8 @@ static bool discard_lazyfree_ptes(struct mmu_gather *tlb,
 		for (i = 0; i < nr; i++)
 			set_pte_at(mm, addr + i * PAGE_SIZE, ptep + i,
 				   pte_dirty(pteval) ? pte_mkdirty(orig[i]) : orig[i]);
-		folio_set_flag(folio, PG_swapbacked);
+		if (folio_test_dirty(folio))
+			folio_set_flag(folio, PG_swapbacked);
 		goto keep;
 	}
 	folio_remove_rmap_ptes(folio, folio_page(folio, 0), (int)nr, vma);
@@ -234,10 +238,11 @@ static void reclaim_isolated(struct madvise_walk *walk,
 		struct folio *folio = it->folio;
 
 		if (it->pmd)
-			discard_lazyfree_huge_pmd(walk->tlb, vma, it->addr, folio);
-		else if (folio_test_lazyfree(folio))
+			pageout_huge_pmd_folio(vma, it->addr, folio);
+		if (folio_test_lazyfree(folio))
 			discard_lazyfree_ptes(walk->tlb, vma, it->addr, folio);
-		else if (folio_test_large(folio) && !folio_maybe_dma_pinned(folio))
+		else if (!it->pmd && folio_test_large(folio) &&
+			 !folio_maybe_dma_pinned(folio))
 			split_folio(vma, it->addr, folio_page(folio, 0), 1);
 		/* The isolation reference (on the head's folio after a split). */
 		folio_put(folio);

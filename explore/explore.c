@@ -67,7 +67,7 @@ enum op_kind {
 	OP_FORK,
 	OP_EXIT,
 	OP_MPROTECT,
-	OP_DONTNEED,
+	OP_MADVISE,	/* the advice in arg */
 	OP_REGISTER,	/* pin w: long-term writable pin, held */
 	OP_UNREGISTER,
 	OP_VMSPLICE,	/* pin r: read-only references, held */
@@ -91,7 +91,7 @@ static const char *const handle_names[NR_HANDLES] = { "W", "V" };
 static const struct op_row {
 	enum op_kind kind;
 	const char *range;	/* "R OFF LEN", or NULL */
-	const char *arg;	/* mprotect: the protection */
+	const char *arg;	/* mprotect: the protection; madvise: the advice */
 	bool thp;		/* needs region C (--thp) */
 } rows[] = {
 	{ OP_WRITE, "A 4K 4K", NULL, false },	/* a page inside folio 0 */
@@ -106,8 +106,11 @@ static const struct op_row {
 	{ OP_MPROTECT, "A 0 32K", "rw", false },
 	{ OP_MPROTECT, "A 8K 16K", "r", false },	/* VMA ends inside folios */
 	{ OP_MPROTECT, "A 8K 16K", "rw", false },
-	{ OP_DONTNEED, "A 4K 4K", NULL, false },	/* a hole in a folio */
-	{ OP_DONTNEED, "A 16K 16K", NULL, false },	/* a whole folio */
+	{ OP_MADVISE, "A 4K 4K", "dontneed", false },	/* a hole in a folio */
+	{ OP_MADVISE, "A 16K 16K", "dontneed", false },	/* a whole folio */
+	{ OP_MADVISE, "A 0 32K", "free", false },	/* lazy-free, kept whole */
+	{ OP_MADVISE, "A 8K 16K", "free", false },	/* splits both folios */
+	{ OP_MADVISE, "A 0 32K", "pageout", false },	/* discards what is clean */
 	{ OP_REGISTER, "A 4K 4K", NULL, false },
 	{ OP_REGISTER, "A 8K 16K", NULL, false },
 	{ OP_UNREGISTER, NULL, NULL, false },
@@ -117,7 +120,7 @@ static const struct op_row {
 	{ OP_DIO_WRITE, "A 8K 16K", NULL, false },
 	{ OP_WRITE, "C 60K 8K", NULL, true },	/* across a reuse window */
 	{ OP_SPLIT, "C 0 2M", NULL, true },
-	{ OP_DONTNEED, "C 64K 4K", NULL, true },	/* a hole in the THP */
+	{ OP_MADVISE, "C 64K 4K", "dontneed", true },	/* a hole in the THP */
 };
 
 #define NR_ROWS (int)(sizeof(rows) / sizeof(rows[0]))
@@ -310,9 +313,9 @@ static int op_append(const struct alphabet *ab, struct seq_state *ss, int op,
 		n = snprintf(p, room, "P%d mprotect %s %s\n", proc, row->range,
 			     row->arg);
 		break;
-	case OP_DONTNEED:
-		n = snprintf(p, room, "P%d madvise %s dontneed\n", proc,
-			     row->range);
+	case OP_MADVISE:
+		n = snprintf(p, room, "P%d madvise %s %s\n", proc, row->range,
+			     row->arg);
 		break;
 	case OP_REGISTER:
 	case OP_VMSPLICE:

@@ -89,14 +89,16 @@ static const enum op_kind op_codes[16] = {
 
 static const int advices[] = {
 	MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE,
-	MADV_DONTFORK, MADV_DOFORK,
+	MADV_DONTFORK, MADV_DOFORK, MADV_FREE, MADV_PAGEOUT,
 };
+#define NR_ADVICES (int)(sizeof(advices) / sizeof(advices[0]))
 
 /* PB_PROT_* bits: PB_PROT_WRITE alone is a write-only mapping. */
 static const char *const prot_names[] = { "none", "r", "w", "rw" };
 
 static const char *const advice_names[] = {
-	"dontneed", "hugepage", "nohugepage", "dontfork", "dofork",
+	"dontneed", "hugepage", "nohugepage", "dontfork", "dofork", "free",
+	"pageout",
 };
 
 static const enum pb_thp_policy policies[4] = {
@@ -249,7 +251,7 @@ static void print_op(FILE *f, int i, const struct op *op)
 			" +hugepage" : op->arg & 8 ? " +nohugepage" : "");
 		break;
 	case OP_MADVISE:
-		fprintf(f, " %s", advice_names[op->arg % 5]);
+		fprintf(f, " %s", advice_names[op->arg % NR_ADVICES]);
 		break;
 	case OP_LOAD:
 	case OP_STORE:
@@ -467,7 +469,7 @@ static void do_op(struct run *run, const struct op *op, struct result *r)
 		r->ret = pb_mprotect(p, op->addr, len, op->arg & 3);
 		break;
 	case OP_MADVISE:
-		r->ret = pb_madvise(p, op->addr, len, advices[op->arg % 5]);
+		r->ret = pb_madvise(p, op->addr, len, advices[op->arg % NR_ADVICES]);
 		break;
 	case OP_LOAD:
 	case OP_STORE:

@@ -188,27 +188,18 @@ static inline void ptep_set_wrprotect(struct mm_struct *mm,
 	wrprotect_ptes(mm, addr, ptep, 1);
 }
 
-/*
- * arm64's contpte_clear_young_dirty_ptes(): access and dirty may be
- * cleared in a folded block without unfolding it, so a range that starts
- * or ends inside a block is widened to the whole block (every entry of a
- * block maps the same folio, which the caller operates on whole) and
- * nothing is repainted.  The per-PTE walk pays for that: each of its
- * one-entry calls on a folded block rewrites all CONT_PTES entries.
- */
+void contpte_clear_young_dirty_ptes(struct vm_area_struct *vma,
+				    unsigned long addr, pte_t *ptep,
+				    unsigned int nr, cydp_t flags);
+
 static inline void clear_young_dirty_ptes(struct vm_area_struct *vma,
 					  unsigned long addr, pte_t *ptep,
 					  unsigned int nr, cydp_t flags)
 {
-	pte_t *start = ptep, *end = ptep + nr;
-
-	(void)vma;
-	(void)addr;
-	if (pte_cont(__ptep_get(start)))
-		start = contpte_align_down(start);
-	if (pte_cont(__ptep_get(end - 1)))
-		end = contpte_align_down(end - 1) + CONT_PTES;
-	__clear_young_dirty_ptes(start, (unsigned int)(end - start), flags);
+	if (likely(nr == 1 && !pte_cont(__ptep_get(ptep))))
+		__clear_young_dirty_ptes(ptep, 1, flags);
+	else
+		contpte_clear_young_dirty_ptes(vma, addr, ptep, nr, flags);
 }
 
 static inline int ptep_set_access_flags(struct vm_area_struct *vma,

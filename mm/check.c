@@ -19,7 +19,9 @@
  *    together with RW (x86); RDONLY clear without PTE_WRITE, a
  *    contiguous block that is not one all through (arm64);
  *  - a TLB entry that grants more than its PTE (a missing flush), or one
- *    of an mm that no longer exists;
+ *    of an mm that no longer exists; a TLB entry dirty over a clean PTE of
+ *    a lazy-free folio (MADV_FREE's missing flush: a store would not
+ *    re-dirty the PTE, and reclaim would discard it);
  *  - frames neither free, nor in a folio, nor in a reachable page table.
  *
  * Its cost follows what is in use, not the machine's size: it walks the

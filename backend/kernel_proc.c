@@ -756,6 +756,26 @@ static void setup_signals(void)
 	sigaction(SIGSEGV, &sa, NULL);
 }
 
+/*
+ * Every scenario process (children inherit it) runs on one CPU.  MADV_FREE
+ * queues a small folio on a per-CPU batch that clears PG_swapbacked only
+ * when drained, and MADV_PAGEOUT drains the batches of its own CPU only
+ * (lru_add_drain()): on two CPUs a freed 4K page may or may not be
+ * reclaimable yet.  On one CPU it always is, as in the model.  Best
+ * effort: without it the run goes on.
+ */
+static void pin_to_one_cpu(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 void kproc_serve(const struct kproc_env *env, int id)
 {
 	int h, i;
@@ -778,6 +798,7 @@ void kproc_serve(const struct kproc_env *env, int id)
 	}
 	rseq_unregister();
 	setup_signals();
+	pin_to_one_cpu();
 	srv.need_populate = true;
 
 	for (;;) {

@@ -352,8 +352,13 @@ static int model_do(struct model *m, struct model_proc *p,
 		p->pb = NULL;
 		return 0;
 	case ST_REGISTER:
+		/*
+		 * io_uring unpins registered buffers without dirtying them
+		 * (unpin_user_folio()): a lazy-free folio it held can still
+		 * be discarded afterwards, as on this machine's kernel.
+		 */
 		return take_handle(m, p, st, PB_FOLL_PIN | PB_FOLL_WRITE |
-				   PB_FOLL_LONGTERM, true);
+				   PB_FOLL_LONGTERM, false);
 	case ST_UNREGISTER:
 		release_handle(&m->handles[st->handle]);
 		return 0;

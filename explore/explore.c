@@ -110,6 +110,9 @@ static const struct op_row {
 	{ OP_MADVISE, "A 16K 16K", "dontneed", false },	/* a whole folio */
 	/* GUP's write faults over half of each folio, COW-shared or not */
 	{ OP_MADVISE, "A 8K 16K", "populate-write", false },
+	{ OP_MADVISE, "A 0 32K", "free", false },	/* lazy-free, kept whole */
+	{ OP_MADVISE, "A 8K 16K", "free", false },	/* splits both folios */
+	{ OP_MADVISE, "A 0 32K", "pageout", false },	/* discards what is clean */
 	{ OP_REGISTER, "A 4K 4K", NULL, false },
 	{ OP_REGISTER, "A 8K 16K", NULL, false },
 	{ OP_UNREGISTER, NULL, NULL, false },

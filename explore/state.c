@@ -24,7 +24,8 @@
  * Left out, because only the cost counters depend on them:
  *
  *  - Accessed in PTEs and PMDs, PG_referenced on folios: set by the MMU
- *    and by GUP, read only by reclaim, which the model does not have;
+ *    and by GUP, read only by reclaim, and the model's one reclaim,
+ *    MADV_PAGEOUT's, ignores references as Linux's does;
  *  - the TLBs: access_user() walks the page table on every miss,
  *    permission misses included, and the checker holds every entry to
  *    grant no more than its PTE, so a TLB never changes a result;

@@ -92,9 +92,9 @@ static const int advices[] = {
 	MADV_DONTFORK, MADV_DOFORK,
 	MADV_POPULATE_READ, MADV_POPULATE_WRITE,
 	MADV_WIPEONFORK, MADV_KEEPONFORK,
+	MADV_FREE, MADV_PAGEOUT,
 };
-
-#define NR_ADVICES (sizeof(advices) / sizeof(advices[0]))
+#define NR_ADVICES (int)(sizeof(advices) / sizeof(advices[0]))
 
 /* PB_PROT_* bits: PB_PROT_WRITE alone is a write-only mapping. */
 static const char *const prot_names[] = { "none", "r", "w", "rw" };
@@ -102,6 +102,7 @@ static const char *const prot_names[] = { "none", "r", "w", "rw" };
 static const char *const advice_names[NR_ADVICES] = {
 	"dontneed", "hugepage", "nohugepage", "dontfork", "dofork",
 	"populate-read", "populate-write", "wipeonfork", "keeponfork",
+	"free", "pageout",
 };
 
 static const enum pb_thp_policy policies[4] = {

@@ -166,8 +166,9 @@ int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 /*
  * madvise() with Linux's advice values (MADV_* of <sys/mman.h>): the model
  * takes MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_DONTFORK,
- * MADV_DOFORK, MADV_WIPEONFORK, MADV_KEEPONFORK, MADV_POPULATE_READ and
- * MADV_POPULATE_WRITE, and refuses any other with -EINVAL, as Linux
+ * MADV_DOFORK, MADV_WIPEONFORK, MADV_KEEPONFORK, MADV_POPULATE_READ,
+ * MADV_POPULATE_WRITE, MADV_FREE and MADV_PAGEOUT (the reclaim of a
+ * machine without swap), and refuses any other with -EINVAL, as Linux
  * refuses an advice it does not know.
  */
 int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,

@@ -19,7 +19,9 @@
  *    together with RW (x86); RDONLY clear without PTE_WRITE, a
  *    contiguous block that is not one all through (arm64);
  *  - a TLB entry that grants more than its PTE (a missing flush), or one
- *    of an mm that no longer exists;
+ *    of an mm that no longer exists; a TLB entry dirty over a clean PTE of
+ *    a lazy-free folio (MADV_FREE's missing flush: a store would not
+ *    re-dirty the PTE, and reclaim would discard it);
  *  - frames neither free, nor in a folio, nor in a reachable page table.
  *
  * Its cost follows what is in use, not the machine's size: it walks the
@@ -671,6 +673,24 @@ static void check_frames(struct checker *c)
 			  n.tables, c->tables);
 }
 
+/*
+ * The lazy-free state: MADV_FREE cleaned every PTE of the folio and
+ * flushed, so that a store since has set Dirty in a PTE again - which is
+ * how reclaim learns the folio was re-dirtied and is no longer lazy-free.
+ * A clean PTE of a lazy-free folio must then be clean in every TLB too:
+ * a cached dirty translation would let a store through without a walk,
+ * and reclaim would discard the data stored.
+ */
+static bool tlb_maps_lazyfree(unsigned long pfn)
+{
+	struct folio *folio;
+
+	if (!pfn_valid(pfn) || is_zero_pfn(pfn) || is_huge_zero_pfn(pfn))
+		return false;
+	folio = page_folio(pfn_to_page(pfn));
+	return folio_ref_count(folio) > 0 && folio_test_lazyfree(folio);
+}
+
 static void check_tlbs(struct checker *c)
 {
 	int cpu, i;
@@ -699,6 +719,9 @@ static void check_tlbs(struct checker *c)
 					  cpu, addr, e->mm->mm_id, e->pfn);
 			else if (e->writable && !pte_access_permitted(pte, true))
 				violation(c, "CPU %d TLB: %#lx (mm %u) writable in the TLB, read-only in the PTE",
+					  cpu, addr, e->mm->mm_id);
+			else if (e->dirty && !pte_dirty(pte) && tlb_maps_lazyfree(e->pfn))
+				violation(c, "CPU %d TLB: %#lx (mm %u) dirty in the TLB, clean in the PTE of a lazy-free folio",
 					  cpu, addr, e->mm->mm_id);
 		}
 		spin_unlock(&t->lock);

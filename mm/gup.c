@@ -471,7 +471,9 @@ static struct page *follow_page_mask(struct vm_area_struct *vma,
 		page = NULL;
 		goto out;
 	}
-	if ((flags & FOLL_WRITE) && !folio_test_zero(page_folio(page)))
+	/* FOLL_TOUCH: a dirty PTE already says so; else the folio must. */
+	if ((flags & FOLL_WRITE) && !pte_dirty(pte) &&
+	    !folio_test_zero(page_folio(page)))
 		folio_set_flag(page_folio(page), PG_dirty);
 	folio_set_flag(page_folio(page), PG_referenced);
 out:

@@ -3,6 +3,8 @@
  * order selection, the PMD fault and huge zero page, PMD write-protect
  * faults, PMD split, and the PMD cases of zap, fork and mprotect.
  */
+#include <stdlib.h>
+
 #include "mm/pgtable.h"
 #include "mm/tlb.h"
 
@@ -166,6 +168,13 @@ static void __split_huge_pmd_locked(struct vm_area_struct *vma, pmd_t *pmdp,
 	}
 	page = pfn_to_page(pmd_pfn(old));
 	folio = page_folio(page);
+	/*
+	 * The PMD's Dirty goes to the folio, as __split_huge_pmd_locked()
+	 * does: MADV_FREE then leaves a shared split THP alone (a dirty
+	 * folio is cleaned only when exclusive).
+	 */
+	if (pmd_dirty(old))
+		folio_set_flag(folio, PG_dirty);
 	exclusive = PageAnonExclusive(page);
 	folio_ref_add(folio, HPAGE_PMD_NR - 1);
 	folio_add_anon_rmap_ptes(folio, page, HPAGE_PMD_NR, vma,
@@ -307,8 +316,7 @@ void zap_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
 	if (!is_huge_zero_pmd(orig)) {
 		struct folio *folio = page_folio(pfn_to_page(pmd_pfn(orig)));
 
-		if (pmd_dirty(orig))
-			folio_set_flag(folio, PG_dirty);
+		/* Anon: Dirty is not moved to the folio (zap_present_folio_ptes). */
 		folio_remove_rmap_pmd(folio, vma);
 		tlb_remove_folio_refs(tlb, folio, 1);
 	}
@@ -398,4 +406,286 @@ int change_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
 		tlb_flush_pte_range(tlb, addr & PMD_MASK, PMD_SIZE);
 	spin_unlock(ptl);
 	return 1;
+}
+
+/* ---- folio split, MADV_FREE and MADV_PAGEOUT of huge PMDs ---- */
+
+/*
+ * The anon rmap walk of split_folio(): every PTE of @mm that maps a page
+ * of @folio.  The model keeps no folio->index; the caller's mapping of
+ * @page at @addr in @vma gives the folio's linear page offset, and each
+ * VMA of the same anon_vma maps page i, if at all, at the address that
+ * offset puts it (vma_address()), as mremap keeps vm_pgoff.  @mapped[i]
+ * counts page i's mappings; without @mapped (arm64, after the split)
+ * every folded entry found is repainted as single entries, which the
+ * kernel gets from unmapping and remapping the folio.  Returns the
+ * number of mappings found.
+ */
+static long split_folio_rmap_walk(struct vm_area_struct *vma, unsigned long addr,
+				  unsigned long pfn, unsigned long head,
+				  unsigned long nr, unsigned char *mapped)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	/* The linear page offset of the folio's first page. */
+	const unsigned long base = vma->vm_pgoff +
+		((addr - vma->vm_start) >> PAGE_SHIFT) - (pfn - head);
+	const struct anon_vma *root = vma->anon_vma ? vma->anon_vma->root : NULL;
+	long found = 0;
+	int v;
+
+	for (v = 0; v < mm->nr_vmas; v++) {
+		struct vm_area_struct *w = mm->vmas[v];
+		unsigned long first = max(base, w->vm_pgoff);
+		unsigned long last = min(base + nr,
+			w->vm_pgoff + ((w->vm_end - w->vm_start) >> PAGE_SHIFT));
+		unsigned long a, end, i = first - base;
+
+		if (!w->anon_vma || w->anon_vma->root != root || first >= last)
+			continue;
+		a = w->vm_start + ((first - w->vm_pgoff) << PAGE_SHIFT);
+		end = a + ((last - first) << PAGE_SHIFT);
+		while (a < end) {
+			unsigned long next = pmd_addr_end(a, end);
+			pmd_t *pmdp = walk_to_pmd(mm, a);
+			spinlock_t *ptl;
+			pte_t *ptep = pmdp ? pte_offset_map_lock(mm, pmdp, a, &ptl) : NULL;
+			pte_t *start_pte = ptep;
+
+			for (; ptep && a < next; a += PAGE_SIZE, ptep++, i++) {
+				pte_t pte = ptep_get(ptep);
+
+				if (!pte_present(pte) || pte_pfn(pte) != head + i)
+					continue;
+				found++;
+				if (mapped)
+					mapped[i]++;
+#ifdef ARCH_HAS_CONTPTE
+				else if (pte_valid_cont(pte))
+					set_pte_at(mm, a, ptep, pte);
+#endif
+			}
+			if (start_pte)
+				pte_unmap_unlock(start_pte, ptl);
+			i += (next - a) >> PAGE_SHIFT;
+			a = next;
+		}
+	}
+	return found;
+}
+
+/*
+ * split_folio(): split the PTE-mapped large anon @folio into order-0
+ * folios, as split_huge_page_to_list_to_order(folio, NULL, 0) does for
+ * an anon folio: only if every reference is a mapping's or one of the
+ * caller's @extra (can_split_folio(): a GUP reference, a vmsplice or a
+ * pin makes it fail with -EAGAIN), only if the mappings are all in
+ * @vma's MM (callers skip maybe-mapped-shared folios; -EBUSY otherwise),
+ * and never while a PMD maps it (the caller splits the PMD first).  The
+ * caller maps @page, a page of @folio, at @addr in @vma (see the walk).
+ * Pages no PTE maps are freed; the caller's @extra references stay on
+ * the head page's new folio.  Called with mmap_lock held, no PTL.
+ *
+ * The kernel freezes the refcount with the folio unmapped (migration
+ * entries); the model freezes it with the PTEs in place, which GUP-fast
+ * sees as the refcount-zero window of a folio being freed: its grab
+ * fails, or its re-check finds the page in another folio, and it falls
+ * back to the slow path, which waits for nothing here (mmap_lock is
+ * shared) but finds the order-0 folios.
+ */
+int split_folio(struct vm_area_struct *vma, unsigned long addr,
+		struct page *page, int extra)
+{
+	struct folio *folio = page_folio(page);
+	const unsigned long nr = folio_nr_pages(folio), head = folio_pfn(folio);
+	unsigned long flags, i;
+	unsigned char *mapped;
+	int expected;
+	long found;
+
+	if (!folio_test_large(folio))
+		return 0;
+	if (!folio_test_anon(folio) || folio_entire_mapcount(folio) ||
+	    folio_maybe_mapped_shared(folio))
+		return -EBUSY;
+	expected = folio_mapcount(folio) + extra;
+	if (folio_ref_count(folio) != expected)
+		return -EAGAIN;
+	mapped = calloc(nr, 1);
+	if (!mapped)
+		return -ENOMEM;
+	found = split_folio_rmap_walk(vma, addr, page_to_pfn(page), head, nr,
+				      mapped);
+	if (found != folio_mapcount(folio)) {
+		free(mapped);
+		return -EBUSY;
+	}
+	/* folio_ref_freeze(): GUP-fast cannot add to a zero refcount. */
+	count_stat(folio_ref_atomic);
+	if (!atomic_compare_exchange_strong_explicit(&folio->_refcount, &expected,
+			0, memory_order_acquire, memory_order_relaxed)) {
+		free(mapped);
+		return -EAGAIN;
+	}
+	flags = atomic_load_explicit(&folio->flags, memory_order_relaxed) &
+		((1UL << PG_anon) | (1UL << PG_dirty) | (1UL << PG_referenced) |
+		 (1UL << PG_lru) | (1UL << PG_swapbacked));
+	folio_list_add_split(head, nr);
+	for (i = 0; i < nr; i++) {
+		struct page *p = pfn_to_page(head + i);
+		struct folio *new = pfn_folio(head + i);
+
+		/* PageAnonExclusive stays with its page. */
+		atomic_fetch_and_explicit(&p->flags, ~((1UL << PG_head) |
+					  (1UL << PG_tail)), memory_order_relaxed);
+		atomic_store_explicit(&p->compound_head, head + i,
+				      memory_order_relaxed);
+		atomic_store_explicit(&new->flags, flags, memory_order_relaxed);
+		atomic_store_explicit(&new->order, 0, memory_order_relaxed);
+		if (i)
+			atomic_store_explicit(&new->mapping,
+					      atomic_load(&folio->mapping),
+					      memory_order_relaxed);
+		atomic_store_explicit(&new->_mapcount, (int)mapped[i] - 1,
+				      memory_order_relaxed);
+		atomic_store_explicit(&new->_large_mapcount, -1, memory_order_relaxed);
+		atomic_store_explicit(&new->_entire_mapcount, -1, memory_order_relaxed);
+		atomic_store_explicit(&new->_pincount, 0, memory_order_relaxed);
+		spin_lock_init(&new->mm_id_lock);
+		new->_mm_id[0] = new->_mm_id[1] = MM_ID_DUMMY;
+		new->_mm_id_mapcount[0] = new->_mm_id_mapcount[1] = -1;
+	}
+	/*
+	 * Unfreeze, head last (the caller's references are on it): each
+	 * release store publishes the metadata above, as prep_folio() does.
+	 * A page nobody maps gets one reference only to drop it: freed.
+	 */
+	for (i = nr; i-- > 0;) {
+		struct folio *new = pfn_folio(head + i);
+		int refs = mapped[i] + (i ? 0 : extra);
+
+		atomic_store_explicit(&new->_refcount, refs ?: 1,
+				      memory_order_release);
+		if (!refs)
+			folio_put(new);
+	}
+#ifdef ARCH_HAS_CONTPTE
+	split_folio_rmap_walk(vma, addr, page_to_pfn(page), head, nr, NULL);
+#endif
+	free(mapped);
+	return 0;
+}
+
+/*
+ * Split the PMD mapping of @folio at @haddr and then the folio, when it
+ * can be split (can_split_folio() first, as __folio_split() does: a pin
+ * leaves even the PMD mapping alone).  Called without the PMD lock.
+ */
+static int split_huge_pmd_folio(struct vm_area_struct *vma, pmd_t *pmdp,
+				unsigned long haddr, struct folio *folio,
+				int extra)
+{
+	if (folio_ref_count(folio) != folio_mapcount(folio) + extra)
+		return -EAGAIN;
+	__split_huge_pmd(vma, pmdp, haddr);
+	return split_folio(vma, haddr, folio_page(folio, 0), extra);
+}
+
+/*
+ * madvise_free_huge_pmd(): MADV_FREE of [@addr, @next) inside a huge PMD.
+ * The whole PMD of a folio no other MM maps: clean the folio, make the
+ * PMD old and clean (flushed) and mark the folio lazy-free; true, the PMD
+ * is done.  Part of it: split the mapping and the folio, false, and the
+ * PTE walk does the range.  A shared folio or the huge zero page: left
+ * alone; false, but the PMD stays a leaf, so the PTE walk finds nothing.
+ */
+bool madvise_free_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
+			   pmd_t *pmdp, unsigned long addr, unsigned long next)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	const unsigned long haddr = addr & PMD_MASK;
+	spinlock_t *ptl = pmd_lock(mm, pmdp);
+	pmd_t orig = pmdp_get(pmdp);
+	struct folio *folio;
+
+	if (!pmd_leaf(orig) || is_huge_zero_pmd(orig))
+		goto out;
+	folio = page_folio(pfn_to_page(pmd_pfn(orig)));
+	if (folio_maybe_mapped_shared(folio))
+		goto out;
+	if (next - addr != PMD_SIZE) {
+		spin_unlock(ptl);
+		split_huge_pmd_folio(vma, pmdp, haddr, folio, 0);
+		return false;
+	}
+	folio_clear_flag(folio, PG_dirty);
+	if (pmd_young(orig) || pmd_dirty(orig)) {
+		/* pmdp_invalidate(): no hardware A/D update may be lost. */
+		orig = pmdp_get_and_clear(pmdp);
+		flush_tlb_range(mm, haddr, haddr + PMD_SIZE);
+		set_pmd(pmdp, pte_pmd(pte_mkclean(pmd_pte(pmd_mkold(orig)))));
+		tlb_flush_pte_range(tlb, haddr, PMD_SIZE);
+	}
+	folio_mark_lazyfree(folio);
+	spin_unlock(ptl);
+	return true;
+out:
+	spin_unlock(ptl);
+	return false;
+}
+
+/*
+ * MADV_PAGEOUT of [@addr, @next) inside a huge PMD (the PMD half of
+ * madvise_cold_or_pageout_pte_range()).  The whole PMD of a folio no
+ * other MM maps: the folio, isolated (a reference taken), for the caller
+ * to reclaim.  Part of it: the mapping and the folio split, for the PTE
+ * walk.  NULL either way, or for a shared folio or the huge zero page.
+ */
+struct folio *madvise_pageout_huge_pmd(struct vm_area_struct *vma, pmd_t *pmdp,
+				       unsigned long addr, unsigned long next)
+{
+	spinlock_t *ptl = pmd_lock(vma->vm_mm, pmdp);
+	pmd_t orig = pmdp_get(pmdp);
+	struct folio *folio = NULL;
+
+	if (!pmd_leaf(orig) || is_huge_zero_pmd(orig))
+		goto out;
+	folio = page_folio(pfn_to_page(pmd_pfn(orig)));
+	if (folio_maybe_mapped_shared(folio)) {
+		folio = NULL;
+		goto out;
+	}
+	if (next - addr != PMD_SIZE) {
+		spin_unlock(ptl);
+		split_huge_pmd_folio(vma, pmdp, addr & PMD_MASK, folio, 0);
+		return NULL;
+	}
+	folio_clear_flag(folio, PG_referenced);
+	folio_get(folio);
+out:
+	spin_unlock(ptl);
+	return folio;
+}
+
+/*
+ * Reclaim of a PMD-mapped folio, the caller holding the isolation
+ * reference: try_to_unmap() with TTU_SPLIT_HUGE_PMD.  A lazy-free folio
+ * is unmapped at the PTE level after a split of its mapping, as this
+ * machine's kernel does (a store after MADV_PAGEOUT faults a 4K page into
+ * the emptied table, not a new THP); the caller discards it there.  A
+ * swapbacked folio cannot go without swap: add_to_swap() fails and
+ * reclaim splits it, mapping and folio, unless it is pinned or otherwise
+ * referenced.
+ */
+void pageout_huge_pmd_folio(struct vm_area_struct *vma, unsigned long addr,
+			    struct folio *folio)
+{
+	const unsigned long haddr = addr & PMD_MASK;
+	pmd_t *pmdp = walk_to_pmd(vma->vm_mm, haddr);
+
+	if (!pmdp)
+		return;
+	if (folio_test_lazyfree(folio))
+		__split_huge_pmd(vma, pmdp, haddr);
+	else if (!folio_maybe_dma_pinned(folio))
+		split_huge_pmd_folio(vma, pmdp, haddr, folio, 1);
 }

@@ -224,6 +224,24 @@ static inline void folio_clear_flag(struct folio *folio, int bit)
 #define folio_test_anon(f)	folio_test(f, PG_anon)
 #define folio_test_dirty(f)	folio_test(f, PG_dirty)
 #define folio_test_zero(f)	folio_test(f, PG_zero)
+#define folio_test_swapbacked(f) folio_test(f, PG_swapbacked)
+/* MADV_FREE'd and not re-dirtied since: reclaim may discard it. */
+static inline bool folio_test_lazyfree(const struct folio *folio)
+{
+	return folio_test_anon(folio) && !folio_test_swapbacked(folio);
+}
+/*
+ * folio_mark_lazyfree(): the kernel moves the folio to the inactive file
+ * LRU and clears PG_swapbacked (lru_lazyfree()); the model has no LRU
+ * lists, only the flags.
+ */
+static inline void folio_mark_lazyfree(struct folio *folio)
+{
+	if (folio_test_anon(folio) && folio_test_swapbacked(folio)) {
+		folio_clear_flag(folio, PG_swapbacked);
+		folio_clear_flag(folio, PG_referenced);
+	}
+}
 /* 64-bit: every large folio has _pincount. */
 #define folio_has_pincount(f)	folio_test_large(f)
 
@@ -388,6 +406,7 @@ void memmap_exit(void);
 struct folio *folio_alloc(unsigned int order);
 unsigned long alloc_table_frame(void);
 void free_table_frame(unsigned long pfn);
+void folio_list_add_split(unsigned long head, unsigned long nr);
 unsigned long nr_free_frames(void);
 /* The frames in no allocated folio (pb_check's count of the memmap). */
 struct frame_counts {
@@ -473,6 +492,14 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_area_struct *vma,
 				      unsigned int flags);
 vm_fault_t do_huge_pmd_wp_page(struct vm_area_struct *vma, unsigned long addr,
 			       pmd_t *pmdp, pmd_t orig_pmd, unsigned int flags);
+int split_folio(struct vm_area_struct *vma, unsigned long addr,
+		struct page *page, int extra);
+bool madvise_free_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
+			   pmd_t *pmdp, unsigned long addr, unsigned long next);
+struct folio *madvise_pageout_huge_pmd(struct vm_area_struct *vma, pmd_t *pmdp,
+				       unsigned long addr, unsigned long next);
+void pageout_huge_pmd_folio(struct vm_area_struct *vma, unsigned long addr,
+			    struct folio *folio);
 void __split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmdp,
 		      unsigned long haddr);
 int split_huge_pmd_range(struct vm_area_struct *vma, unsigned long start,

@@ -655,10 +655,12 @@ static void zap_present_folio_ptes(struct mmu_gather *tlb,
 				   pte_t *ptep, unsigned int nr,
 				   unsigned long addr)
 {
-	pte_t ptent = get_and_clear_ptes(vma->vm_mm, addr, ptep, nr);
-
-	if (pte_dirty(ptent))
-		folio_set_flag(folio, PG_dirty);
+	/*
+	 * An anon folio's Dirty dies with the mapping: the kernel moves it to
+	 * the folio only for file folios, so a lazy-free folio a child
+	 * dirtied before it exited can still be discarded.
+	 */
+	get_and_clear_ptes(vma->vm_mm, addr, ptep, nr);
 	folio_remove_rmap_ptes(folio, page, (int)nr, vma);
 	tlb_flush_pte_range(tlb, addr, nr * PAGE_SIZE);
 	/* The references go after the flush: stale TLBs may still read. */

@@ -66,6 +66,12 @@ enum folioflags {
 	PG_lru,
 	PG_zero,		/* the shared (huge) zero folio */
 	PG_mm_ids_shared,	/* FOLIO_MM_IDS_SHARED_BIT: maybe mapped shared */
+	/*
+	 * Backed by swap: every new anon folio.  MADV_FREE clears it (lazy
+	 * free: reclaim may drop the folio if nothing re-dirtied it);
+	 * reclaim that finds it re-dirtied or referenced sets it again.
+	 */
+	PG_swapbacked,
 };
 
 struct page {

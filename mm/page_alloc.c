@@ -257,6 +257,20 @@ struct folio *folio_alloc(unsigned int order)
 	return pfn_folio(pfn);
 }
 
+/*
+ * split_folio()'s half in the model's own bookkeeping: the @nr - 1 pages
+ * after @head, now folios of their own, join the allocated list.
+ */
+void folio_list_add_split(unsigned long head, unsigned long nr)
+{
+	unsigned long i;
+
+	spin_lock(&zone_lock);
+	for (i = 1; i < nr; i++)
+		folio_list_add(head + i);
+	spin_unlock(&zone_lock);
+}
+
 /* Called when the last reference goes: back to the buddy allocator. */
 static void free_folio(struct folio *folio)
 {

@@ -201,6 +201,36 @@ static inline void __wrprotect_ptes(pte_t *ptep, unsigned int nr)
 		__ptep_set_wrprotect(ptep);
 }
 
+/* What clear_young_dirty_ptes() clears (the kernel's cydp_t). */
+typedef unsigned int cydp_t;
+#define CYDP_CLEAR_YOUNG	0x1U
+#define CYDP_CLEAR_DIRTY	0x2U
+
+/*
+ * Clear young and/or dirty of @nr entries, each with one atomic RMW: a
+ * hardware A/D update that lands meanwhile is retried, never lost, and
+ * an entry the caller then flushes must be re-dirtied by the next store
+ * (the simulated MMU walks again for a TLB entry without Dirty).
+ */
+static inline void __clear_young_dirty_ptes(pte_t *ptep, unsigned int nr,
+					    cydp_t flags)
+{
+	for (; nr; nr--, ptep++) {
+		uint64_t old = atomic_load_explicit(entry_ptr(ptep),
+						    memory_order_relaxed);
+		pte_t pte;
+
+		count_stat(pte_read);
+		do {
+			pte = __pte(old);
+			if (flags & CYDP_CLEAR_YOUNG)
+				pte = pte_mkold(pte);
+			if (flags & CYDP_CLEAR_DIRTY)
+				pte = pte_mkclean(pte);
+		} while (!entry_cmpxchg(ptep, &old, pte.pte));
+	}
+}
+
 #ifndef ARCH_HAS_CONTPTE
 static inline pte_t ptep_get(pte_t *ptep) { return __ptep_get(ptep); }
 #ifdef CONFIG_X86_PAE
@@ -285,6 +315,13 @@ static inline void wrprotect_ptes(struct mm_struct *mm, unsigned long addr,
 				  pte_t *ptep, unsigned int nr)
 {
 	__wrprotect_ptes(ptep, nr);
+}
+/* MADV_FREE/MADV_COLD: @nr entries mapping consecutive pages of one folio. */
+static inline void clear_young_dirty_ptes(struct vm_area_struct *vma,
+					  unsigned long addr, pte_t *ptep,
+					  unsigned int nr, cydp_t flags)
+{
+	__clear_young_dirty_ptes(ptep, nr, flags);
 }
 /*
  * x86 ptep_set_access_flags(): the fault only relaxes bits (young, dirty,

@@ -162,6 +162,7 @@ void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma,
 	unsigned long i, nr = folio_nr_pages(folio);
 
 	folio_set_anon_mapping(folio, vma);
+	folio_set_flag(folio, PG_swapbacked);
 	if (!folio_test_large(folio)) {
 		count_stat(mapcount_atomic);
 		atomic_store_explicit(&folio->_mapcount, 0, memory_order_relaxed);

@@ -463,6 +463,8 @@ static const struct keyword advices[] = {
 	{ "populate-write", MADV_POPULATE_WRITE },
 	{ "wipeonfork", MADV_WIPEONFORK },
 	{ "keeponfork", MADV_KEEPONFORK },
+	{ "free", MADV_FREE },
+	{ "pageout", MADV_PAGEOUT },
 	KEYWORD_END
 };
 

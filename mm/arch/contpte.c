@@ -333,3 +333,35 @@ int contpte_set_access_flags_ptes(struct vm_area_struct *vma,
 				start_addr + ((unsigned long)nr << PAGE_SHIFT));
 	return changed;
 }
+
+/*
+ * arm64's contpte_clear_young_dirty_ptes(): access and dirty may be
+ * cleared in a folded block without unfolding it, so a range that starts
+ * or ends inside a block is widened to the whole block (a block lies in
+ * one folio, and MADV_FREE works on whole folios) and nothing is
+ * repainted.  The entries cleared beyond the caller's range are flushed
+ * here, as the caller flushes only its own: a translation left dirty
+ * would let a store skip the walk that re-dirties the entry.  The
+ * per-PTE MADV_FREE walk pays for that on every one-entry call.
+ */
+void contpte_clear_young_dirty_ptes(struct vm_area_struct *vma,
+				    unsigned long addr, pte_t *ptep,
+				    unsigned int nr, cydp_t flags)
+{
+	pte_t *start = ptep, *end = ptep + nr;
+	unsigned long s = addr, e = addr + nr * PAGE_SIZE;
+
+	if (pte_cont(__ptep_get(start))) {
+		start = contpte_align_down(start);
+		s = ALIGN_DOWN(addr, CONT_PTE_SIZE);
+	}
+	if (pte_cont(__ptep_get(end - 1))) {
+		end = contpte_align_down(end - 1) + CONT_PTES;
+		e = ALIGN(e, CONT_PTE_SIZE);
+	}
+	__clear_young_dirty_ptes(start, (unsigned int)(end - start), flags);
+	if (s < addr)
+		flush_tlb_range(vma->vm_mm, s, addr);
+	if (e > addr + nr * PAGE_SIZE)
+		flush_tlb_range(vma->vm_mm, addr + nr * PAGE_SIZE, e);
+}

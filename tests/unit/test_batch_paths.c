@@ -552,6 +552,123 @@ exit:
 /* ======================================================================== */
 
 /*
+ * MADV_FREE of 1M of 64K folios, then a store to one page of folio 3 and
+ * MADV_PAGEOUT: the batched walk reads each folio's PTEs once (the scan
+ * and the clear), the per-PTE walk once more per PTE; the same PTE stores
+ * either way (x86: one RMW each; arm64: a folded block cleared in place),
+ * and on arm64 the per-PTE walk flushes each block its one-entry call
+ * widened to.  Both leave the same: folio 3 re-dirtied and kept whole,
+ * the other 15 discarded.
+ *
+ *   base[b] [64K][64K][64K][64K*] ... [64K]   * = stored to after the free
+ */
+static void test_save_free(void)
+{
+	uint64_t rd[2], wr[2], fl[2];
+	const unsigned long f3 = 3 * PAGES(16);
+	struct pb_proc *p;
+	struct t_snap s;
+	unsigned long i;
+	int b;
+
+	if (!(p = begin_1m(2, 1)))
+		goto out;
+	for (b = 0; b < 2; b++) {
+		round_variant(b, "upstream", "madvise_free_batch", NULL);
+		t_snap(&s);
+		EXPECT_EQ(pb_madvise(p, base[b], PAGES(NP_1M), MADV_FREE), 0);
+		rd[b] = t_since(&s, PB_STAT_pte_read);
+		wr[b] = t_since(&s, PB_STAT_pte_write);
+		fl[b] = t_since(&s, PB_STAT_tlb_flush);
+		EXPECT_CLEAN();
+		for (i = 0; i < NP_1M; i += 16)
+			EXPECT(folio_test_lazyfree(t_folio_at(p, base[b] + PAGES(i))));
+		for (i = 0; i < NP_1M; i++)
+			EXPECT(!pte_dirty(ptep_get(t_ptep(p, base[b] + PAGES(i)))));
+		/* No fault: the PTE stays writable, the store re-dirties it. */
+		EXPECT_EQ(t_fill_faults(p, base[b] + f3 + PAGES(5), 1, 0x77), 0);
+		EXPECT(pte_dirty(ptep_get(t_ptep(p, base[b] + f3 + PAGES(5)))));
+		EXPECT_CLEAN();
+		EXPECT_EQ(pb_madvise(p, base[b], PAGES(NP_1M), MADV_PAGEOUT), 0);
+		EXPECT_CLEAN();
+		for (i = 0; i < NP_1M; i++) {
+			struct pb_page_info pi = t_page(p, base[b] + PAGES(i));
+			bool kept = i >= 48 && i < 64;
+
+			EXPECT(pi.present == kept);
+			if (kept)
+				EXPECT_EQ(pi.folio_size, PAGES(16));
+		}
+		EXPECT(!folio_test_lazyfree(t_folio_at(p, base[b] + f3)));
+	}
+	/* one PTE read saved per PTE after each folio's first */
+	EXPECT(rd[0] + 15 * 16 <= rd[1]);
+	EXPECT_EQ(wr[0], wr[1]);
+#ifdef CONFIG_ARM64
+	EXPECT(fl[0] < fl[1]);
+#else
+	EXPECT_EQ(rd[1] - rd[0], 15 * 16);
+	EXPECT_EQ(fl[0], fl[1]);
+#endif
+	tap_diag("free of 1M: pte_read %llu batched, %llu per PTE; pte_write %llu, %llu;"
+		 " tlb_flush %llu, %llu", (unsigned long long)rd[0],
+		 (unsigned long long)rd[1], (unsigned long long)wr[0],
+		 (unsigned long long)wr[1], (unsigned long long)fl[0],
+		 (unsigned long long)fl[1]);
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, NP_1M));
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
+ * MADV_FREE of pages 4..11 of a 64K folio: the range covers the folio
+ * only partly, so it is split (as Linux 6.18 splits it) and only the
+ * eight order-0 folios inside the range become lazy-free; MADV_PAGEOUT of
+ * the whole then drops exactly those, and the rest stays, 4K each.  A
+ * second folio, freed whole from its page 1 on (the batch starts inside
+ * the folio), is split as well.  Same with madvise_free_batch 0 and 1.
+ *
+ *   a: [0 1 2 3 |4 .. 11| 12 13 14 15][0 |1 ........... 15|]
+ *               freed                     freed
+ */
+static void test_free_partial_folio(void)
+{
+	struct pb_proc *p;
+	unsigned long i;
+	int b;
+
+	if (!begin64k())
+		goto out;
+	p = t_proc();
+	for (b = 0; b < 2; b++) {
+		unsigned long a = base[b];
+
+		round_variant(b, "upstream", "madvise_free_batch", NULL);
+		t_map_written(p, a, PAGES(32), 0x50);
+		EXPECT_EQ(pb_madvise(p, a + PAGES(4), PAGES(8), MADV_FREE), 0);
+		EXPECT_EQ(pb_madvise(p, a + PAGES(17), PAGES(15), MADV_FREE), 0);
+		EXPECT_CLEAN();
+		for (i = 0; i < 32; i++) {
+			struct folio *folio = t_folio_at(p, a + PAGES(i));
+			bool freed = (i >= 4 && i < 12) || i >= 17;
+
+			EXPECT_EQ(t_page(p, a + PAGES(i)).folio_size, PAGES(1));
+			EXPECT(folio_test_lazyfree(folio) == freed);
+		}
+		EXPECT_EQ(pb_madvise(p, a, PAGES(32), MADV_PAGEOUT), 0);
+		EXPECT_CLEAN();
+		for (i = 0; i < 32; i++)
+			EXPECT(t_page(p, a + PAGES(i)).present ==
+			       !((i >= 4 && i < 12) || i >= 17));
+	}
+	EXPECT(t_same_view(p, ADDR_A, p, ADDR_B, 32));
+	t_exit(p);
+out:
+	t_finish();
+}
+
+/*
  * mprotect RO of pages 4..11 inside a 64K folio: the VMA boundaries cut
  * the batch - pages 0..3 and 12..15 stay writable, a store to page 5
  * fails; mprotect RW of 4..11 makes them writable again without faults.
@@ -1273,6 +1390,10 @@ int main(void)
 	t_isolated(test_bug_gup_shadow_stack_mixing,
 		   "bug/shadow-stack: GUP-fast R/O pin never batches a shadow-stack PTE with read-only non-exclusive ones");
 #endif
+	t_isolated(test_save_free,
+		   "save/free: MADV_FREE of 1M of 64K folios - one PTE read per PTE saved batched; same stores; pageout keeps the re-dirtied folio");
+	t_isolated(test_free_partial_folio,
+		   "bounds/free: MADV_FREE of part of a 64K folio splits it; pageout drops only the freed pages; same with madvise_free_batch 0/1");
 	t_isolated(test_mprotect_partial_folio,
 		   "bounds/mprotect: partial mprotect inside a folio - the VMA boundary cuts the batch");
 	t_isolated(test_mremap_half_folio_across_pmd,

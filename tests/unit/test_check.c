@@ -216,6 +216,40 @@ static void test_stale_tlb_entry(void)
 	t_end("check: a TLB entry writable over a read-only PTE is reported");
 }
 
+/*
+ * MADV_FREE that forgets the flush: a CPU keeps a dirty translation of a
+ * page whose PTE is now clean, so its next store would not re-dirty the
+ * PTE and reclaim would throw the stored byte away.
+ */
+static void test_lazyfree_dirty_tlb(void)
+{
+	struct pb_proc *p;
+	struct tlb_entry *e;
+	unsigned long vpn = ADDR_A >> PAGE_SHIFT;
+
+	t_begin(SZ_64M);
+	p = t_proc_written(ADDR_A, PAGE_SIZE, 1);
+	EXPECT_EQ(pb_store(p, 2, ADDR_A, 7), 0);
+	e = tlb_slot(&cpu_tlbs[2], vpn);
+	EXPECT(e->mm == mm_of(p) && e->vpn == vpn && e->dirty);
+	EXPECT_CLEAN();
+	tlb_debug_skip_flushes(1000);
+	EXPECT_EQ(pb_madvise(p, ADDR_A, PAGE_SIZE, MADV_FREE), 0);
+	tlb_debug_skip_flushes(0);
+	EXPECT(folio_test_lazyfree(t_folio_at(p, ADDR_A)));
+	EXPECT(!pte_dirty(ptep_get(t_ptep(p, ADDR_A))));
+	EXPECT_REPORTED();
+	/* The flush MADV_FREE owed: clean again. */
+	flush_tlb_range(mm_of(p), ADDR_A, ADDR_A + PAGE_SIZE);
+	EXPECT_CLEAN();
+	/* A store now walks, re-dirties the PTE: no longer clean, still fine. */
+	EXPECT_EQ(pb_store(p, 2, ADDR_A, 8), 0);
+	EXPECT(pte_dirty(ptep_get(t_ptep(p, ADDR_A))));
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("check: a dirty TLB entry over a clean PTE of a lazy-free folio is reported");
+}
+
 #define SZ_16M	(16UL << 20)
 #define SZ_4G	(4UL << 30)
 #define MAX_STEPS 16
@@ -307,6 +341,7 @@ int main(void)
 	test_mapcount_mismatch();
 	test_writable_zero_page();
 	test_stale_tlb_entry();
+	test_lazyfree_dirty_tlb();
 	test_work_follows_use();
 	return tap_done();
 }

@@ -536,6 +536,55 @@ static void test_fork_zap(void)
 	t.ok &= ok;
 }
 
+/*
+ * MADV_FREE of a folio of two folded blocks: both forms clear access and
+ * dirty in place, so the blocks stay folded and nothing is converted;
+ * the batched walk clears each entry once and flushes once, the per-PTE
+ * walk's first one-entry call clears the whole block it widens to and
+ * flushes it apart.  A store then re-dirties the block through the walk
+ * (the flush left no dirty translation), and MADV_PAGEOUT keeps it.
+ */
+static void free_blocks(bool batch)
+{
+	struct pb_proc *p;
+	struct t_snap s;
+	unsigned long i;
+
+	if (two_block_folio(&p, NULL)) {
+		t_variant("upstream", batch ? "madvise_free_batch=1" :
+					      "madvise_free_batch=0");
+		t_snap(&s);
+		EXPECT_EQ(pb_madvise(p, ADDR_A, 2 * BLOCK, MADV_FREE), 0);
+		EXPECT_CLEAN();
+		EXPECT_EQ(t_since(&s, PB_STAT_contpte_convert), 0);
+		EXPECT_EQ(t_since(&s, PB_STAT_pte_write), 2 * CONT_PTES);
+		EXPECT_EQ(t_since(&s, PB_STAT_tlb_flush), batch ? 1 : 1 + 2);
+		EXPECT_EQ(nr_folded(p, ADDR_A, 2 * BLOCK), 2);
+		for (i = 0; i < 2 * CONT_PTES; i++)
+			EXPECT(!pte_dirty(__ptep_get(t_ptep(p, ADDR_A + PAGES(i)))));
+		EXPECT(folio_test_lazyfree(t_folio_at(p, ADDR_A)));
+		EXPECT_EQ(t_fill_faults(p, ADDR_A + PAGES(3), 1, 0x20), 0);
+		EXPECT(pte_dirty(ptep_get(t_ptep(p, ADDR_A))));
+		EXPECT_CLEAN();
+		EXPECT_EQ(pb_madvise(p, ADDR_A, 2 * BLOCK, MADV_PAGEOUT), 0);
+		EXPECT_CLEAN();
+		EXPECT(t_page(p, ADDR_A).present);
+		EXPECT(!folio_test_lazyfree(t_folio_at(p, ADDR_A)));
+	}
+	t_exit(p);
+	t_finish();
+}
+
+static void test_free_blocks(void)
+{
+	bool ok;
+
+	free_blocks(true);
+	ok = t.ok;
+	free_blocks(false);
+	t.ok &= ok;
+}
+
 /* ---- gathering --------------------------------------------------------------- */
 
 /*
@@ -896,6 +945,8 @@ int main(void)
 		   "contpte: a batched zap unfolds only the blocks it covers partly, at both ends");
 	t_isolated(test_fork_zap,
 		   "contpte: fork and zap - batched keep blocks folded with no conversion, per PTE unfold/refold");
+	t_isolated(test_free_blocks,
+		   "contpte: MADV_FREE clears folded blocks in place (no unfold either way); per PTE flushes each widened block");
 	t_isolated(test_gathering,
 		   "contpte: ptep_get()/ptep_get_lockless() gather A/D across the block, counting every entry read");
 	t_isolated(test_batch_hint,

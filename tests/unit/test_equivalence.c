@@ -68,6 +68,7 @@ static const struct variant_case {
 	{ "baseline", "wp_reuse_max=16" },	/* reuse batching alone */
 	{ "baseline", "gup_batch=1" },
 	{ "baseline", "mprotect_batch=1" },
+	{ "baseline", "madvise_free_batch=1" },	/* MADV_FREE/PAGEOUT batching alone */
 };
 
 /* ---- helpers ---------------------------------------------------------- */

@@ -181,7 +181,7 @@ static const struct parse_error_case error_cases[] = {
 	{ "a range whose end overflows",
 	  "P0 mmap A 8K rw\nP0 write A 4K 0xfffffffffffff000\n", "2: range 4K+0xfffffffffffff000 lies outside" },
 	{ "a bad madvise advice",
-	  "P0 mmap A 8K rw\nP0 madvise A 0 4K free\n", "2: bad ADVICE 'free'" },
+	  "P0 mmap A 8K rw\nP0 madvise A 0 4K cold\n", "2: bad ADVICE 'cold'" },
 	{ "a bad mprotect PROT",
 	  "P0 mmap A 8K rw\nP0 mprotect A 0 4K w\n", "2: bad PROT 'w'" },
 	/* write and read options */

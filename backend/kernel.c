@@ -54,10 +54,13 @@
 struct kernel_proc {
 	pid_t pid;		/* 0 before fork, after exit, if fork failed */
 	uint64_t regions[REGION_WORDS];	/* the regions it has */
+	/* Each region's length in this process: resize changes it. */
+	unsigned long len[SCN_MAX_REGIONS];
 };
 
 struct kernel_region {
 	unsigned long addr;
+	unsigned long room_end;	/* resize may grow it up to here */
 	bool placed;
 };
 
@@ -143,9 +146,11 @@ static bool proc_has_region(const struct kernel_proc *p, int region)
 	return p->regions[region / 64] & (1ULL << (region % 64));
 }
 
-static void proc_add_region(struct kernel_proc *p, int region)
+static void proc_add_region(struct kernel_proc *p, int region,
+			    unsigned long len)
 {
 	p->regions[region / 64] |= 1ULL << (region % 64);
+	p->len[region] = len;
 }
 
 static unsigned long region_align(const struct kernel *k)
@@ -164,8 +169,9 @@ static int place_region(struct kernel *k, int region, unsigned long at,
 	    at + len > KERNEL_ADDR_LIMIT - base)
 		return -ENOMEM;
 	k->regions[region].addr = base + at;
+	k->regions[region].room_end = scenario_room_end(base + at + len);
 	k->regions[region].placed = true;
-	k->cursor = round_up(base + at + len, align) + align;
+	k->cursor = round_up(k->regions[region].room_end, align) + align;
 	return 0;
 }
 
@@ -426,6 +432,7 @@ static int do_fork(struct kernel *k, int proc, const struct stmt *st,
 		return -EIO;
 	}
 	memcpy(child->regions, k->procs[proc].regions, sizeof(child->regions));
+	memcpy(child->len, k->procs[proc].len, sizeof(child->len));
 	res->child_faults = hello.faults;
 	return 0;
 }
@@ -534,6 +541,34 @@ static int do_split(struct kernel *k, int proc, const struct stmt *st,
 	return ret;
 }
 
+/*
+ * resize: mremap(addr, the region's length in this process, LEN, 0),
+ * without MREMAP_MAYMOVE.  A grow past the region's room is ENOMEM
+ * without asking the kernel, as the model does: the next region may not
+ * be placed yet, so the room is this rule, not what happens to be free.
+ */
+static int do_resize(struct kernel *k, int proc, const struct stmt *st,
+		     struct stmt_result *res)
+{
+	const struct kernel_region *r = &k->regions[st->region];
+	unsigned long *len = &k->procs[proc].len[st->region];
+	struct kcmd c;
+	int ret;
+
+	if (!r->placed)
+		return EFAULT;
+	if (st->len > *len && st->len > r->room_end - r->addr)
+		return ENOMEM;
+	init_cmd(k, &c, KOP_RESIZE);
+	c.addr = r->addr;
+	c.len = *len;
+	c.new_len = st->len;
+	ret = do_simple(k, proc, &c, res);
+	if (!ret)
+		*len = st->len;
+	return ret;
+}
+
 /* One process statement; returns 0, a positive errno or -errno. */
 static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		     struct stmt_result *res)
@@ -551,7 +586,7 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	switch (st->kind) {
 	case ST_MMAP:
 		/* The region is the process's even if the mapping fails. */
-		proc_add_region(p, st->region);
+		proc_add_region(p, st->region, st->len);
 		ret = place_region(k, st->region, st->at, st->len);
 		if (ret)
 			return ret;
@@ -619,7 +654,7 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		return r.err;
 	}
 	case ST_MREMAP:
-		proc_add_region(p, st->new_region);
+		proc_add_region(p, st->new_region, st->len);
 		ret = place_region(k, st->new_region, st->at, st->len);
 		if (ret)
 			return ret;
@@ -631,6 +666,8 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		return do_simple(k, proc, &c, res);
 	case ST_SPLIT:
 		return do_split(k, proc, st, res);
+	case ST_RESIZE:
+		return do_resize(k, proc, st, res);
 	case ST_MTHP:
 	case ST_OBSERVE:
 		break;
@@ -826,7 +863,7 @@ static int observe_proc(struct kernel *k, int proc, struct snapshot *snap)
 	if (pm_fd < 0)
 		return -errno;
 	for (region = 0; region < k->s->nr_regions && !ret; region++) {
-		unsigned long nr = k->s->regions[region].len / k->page_size;
+		unsigned long nr = k->procs[proc].len[region] / k->page_size;
 		unsigned long done, n;
 
 		if (!proc_has_region(&k->procs[proc], region))
@@ -1065,7 +1102,7 @@ static unsigned long scenario_anon_bound(const struct scenario *s)
 		if (!allocates_anon(st))
 			continue;
 		b = &bytes[st->proc * SCN_MAX_REGIONS + st->region];
-		cap = round_up(s->regions[st->region].len, block);
+		cap = round_up(s->regions[st->region].max_len, block);
 		*b += round_up(st->len, block);
 		if (*b > cap)
 			*b = cap;

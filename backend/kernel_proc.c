@@ -715,6 +715,12 @@ static void run_command(void)
 	case KOP_PEEK:
 		do_peek();
 		break;
+	case KOP_RESIZE:
+		measure_begin();
+		rep.err = mremap((void *)cmd.addr, cmd.len, cmd.new_len, 0) ==
+			  MAP_FAILED ? errno : 0;
+		measure_end();
+		break;
 	default:
 		rep.err = EINVAL;
 		break;

@@ -39,6 +39,7 @@ enum kop {
 	KOP_MREMAP,		/* addr len new_addr flags (MREMAP_DONTUNMAP) */
 	KOP_SPLIT_BLOCK,	/* addr: mprotect one page to prot2, back to prot */
 	KOP_PEEK,		/* len addresses follow; replies with len bytes */
+	KOP_RESIZE,		/* addr len new_len: mremap in place */
 };
 
 /* At most this many addresses follow one KOP_PEEK. */
@@ -53,6 +54,7 @@ struct kcmd {
 	int value;		/* the byte to store */
 	int flags;		/* mmap: MAP_POPULATE; mremap: MREMAP_DONTUNMAP */
 	unsigned long addr, len, stride, new_addr;
+	unsigned long new_len;	/* resize */
 	/*
 	 * Where the scenario's regions lie: [span_lo, span_hi).  The process
 	 * pre-faults every mapping of its own but never these.

@@ -19,9 +19,11 @@
 #include "scenario/record.h"
 
 /*
- * Where regions go: from 4G up, each on a fresh PMD-aligned block and one
- * empty block apart, so no two regions share a page table's worth of
- * address space and a THP can never span two of them.
+ * Where regions go: from 4G up, each on a fresh PMD-aligned block, past
+ * the room the one before may grow into (SCN_RESIZE_ROOM) and one empty
+ * block more, so no two regions share a page table's worth of address
+ * space, a THP can never span two of them, and a region grown to the end
+ * of its room still does not touch (or merge with) the next.
  */
 #define MODEL_FIRST_ADDR (4UL << 30)
 /*
@@ -42,10 +44,13 @@
 struct model_proc {
 	struct pb_proc *pb;	/* NULL before fork, after exit, if fork failed */
 	uint64_t regions[REGION_WORDS];	/* the regions it has */
+	/* Each region's length in this process: resize changes it. */
+	unsigned long len[SCN_MAX_REGIONS];
 };
 
 struct model_region {
 	unsigned long addr;
+	unsigned long room_end;	/* resize may grow it up to here */
 	bool placed;
 };
 
@@ -84,9 +89,11 @@ static bool proc_has_region(const struct model_proc *p, int region)
 	return p->regions[region / 64] & (1ULL << (region % 64));
 }
 
-static void proc_add_region(struct model_proc *p, int region)
+static void proc_add_region(struct model_proc *p, int region,
+			    unsigned long len)
 {
 	p->regions[region / 64] |= 1ULL << (region % 64);
+	p->len[region] = len;
 }
 
 /*
@@ -112,8 +119,9 @@ static int place_region(struct model *m, int region, unsigned long at,
 	    at + len > MODEL_ADDR_LIMIT - base)
 		return -ENOMEM;
 	m->regions[region].addr = base + at;
+	m->regions[region].room_end = scenario_room_end(base + at + len);
 	m->regions[region].placed = true;
-	m->cursor = round_up(base + at + len, align) + align;
+	m->cursor = round_up(m->regions[region].room_end, align) + align;
 	return 0;
 }
 
@@ -148,7 +156,7 @@ static int do_mmap(struct model *m, struct model_proc *p,
 
 	/* The region is the process's even if the mapping fails, as in the
 	 * parser's picture: a snapshot then shows it absent. */
-	proc_add_region(p, st->region);
+	proc_add_region(p, st->region, st->len);
 	ret = place_region(m, st->region, st->at, st->len);
 	if (ret)
 		return ret;
@@ -201,6 +209,7 @@ static int do_fork(struct model *m, struct model_proc *p,
 	/* The child has the regions its parent has now, at the same
 	 * addresses. */
 	memcpy(child->regions, p->regions, sizeof(child->regions));
+	memcpy(child->len, p->len, sizeof(child->len));
 	res->child_faults = pb_proc_faults(child->pb);
 	return 0;
 }
@@ -315,13 +324,36 @@ static int do_mremap(struct model *m, struct model_proc *p,
 	unsigned long old_addr = range_addr(m, st);
 	int ret;
 
-	proc_add_region(p, st->new_region);
+	proc_add_region(p, st->new_region, st->len);
 	ret = place_region(m, st->new_region, st->at, st->len);
 	if (ret)
 		return ret;
 	return pb_mremap_flags(p->pb, old_addr, st->len,
 			       m->regions[st->new_region].addr,
 			       st->dontunmap ? PB_MREMAP_DONTUNMAP : 0);
+}
+
+/*
+ * resize: mremap(addr, the region's length in this process, LEN, 0).  A
+ * grow past the region's room fails as if another mapping began there
+ * (ENOMEM), before anything else is asked: the kernel backend does the
+ * same, so the records compare whatever lies past the room.
+ */
+static int do_resize(struct model *m, struct model_proc *p,
+		     const struct stmt *st)
+{
+	const struct model_region *r = &m->regions[st->region];
+	unsigned long old_len = p->len[st->region];
+	int ret;
+
+	if (!r->placed)
+		return -EFAULT;
+	if (st->len > old_len && st->len > r->room_end - r->addr)
+		return -ENOMEM;
+	ret = pb_mremap_resize(p->pb, r->addr, old_len, st->len);
+	if (!ret)
+		p->len[st->region] = st->len;
+	return ret;
 }
 
 /* One process statement; returns 0 or -errno. */
@@ -374,6 +406,8 @@ static int model_do(struct model *m, struct model_proc *p,
 		return do_mremap(m, p, st);
 	case ST_SPLIT:
 		return pb_split_pmd(p->pb, addr, st->len);
+	case ST_RESIZE:
+		return do_resize(m, p, st);
 	case ST_MTHP:
 	case ST_OBSERVE:
 		break;
@@ -434,7 +468,7 @@ static int observe_region(struct model *m, int proc, int region,
 			  struct snapshot *snap)
 {
 	const struct model_region *r = &m->regions[region];
-	unsigned long nr = m->s->regions[region].len / m->page_size;
+	unsigned long nr = m->procs[proc].len[region] / m->page_size;
 	struct pb_page_info info[OBSERVE_BATCH];
 	struct snap_page pg;
 	unsigned long done, n, i;

@@ -73,18 +73,23 @@ enum op_kind {
 	OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MADVISE, OP_LOAD, OP_STORE,
 	OP_FORK, OP_EXIT, OP_GUP, OP_RELEASE, OP_FILL, OP_DEVREAD, OP_SPLIT,
 	OP_MREMAP,
+	OP_RESIZE,
 };
 
 static const char *const op_names[] = {
 	"mmap", "munmap", "mprotect", "madvise", "load", "store", "fork",
 	"exit", "gup", "release", "fill", "devread", "split", "mremap",
+	"resize",
 };
 
-/* The low four bits of an operation's first byte; stores and loads twice. */
+/*
+ * The low four bits of an operation's first byte; stores twice.  Code 15
+ * was a second load until resize took it (no corpus input used it).
+ */
 static const enum op_kind op_codes[16] = {
 	OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MADVISE, OP_LOAD, OP_STORE,
 	OP_FORK, OP_EXIT, OP_GUP, OP_RELEASE, OP_FILL, OP_DEVREAD, OP_SPLIT,
-	OP_MREMAP, OP_STORE, OP_LOAD,
+	OP_MREMAP, OP_STORE, OP_RESIZE,
 };
 
 static const int advices[] = {
@@ -128,6 +133,7 @@ struct op {
 	unsigned long addr;	/* start of the range */
 	unsigned long nr;	/* pages in the range */
 	unsigned long dest;	/* mremap: the new address */
+	unsigned long new_nr;	/* resize: pages after it */
 	int slot;		/* load, store: which offset in each page */
 	uint8_t arg;		/* prot, advice, GUP flags, value, held set */
 	uint8_t value;		/* store: arg; fill: the start byte */
@@ -188,7 +194,8 @@ static unsigned long align_down(unsigned long x, unsigned long a)
  *       GUP flags (bit 0 PIN else GET, 1 WRITE, 2 LONGTERM, 3 FAST_ONLY);
  *       release/fill/devread: held set (mod NR_HELD; the next held one
  *       if that is free), release dirty (bit 2); mremap destination
- *       page (x 8)
+ *       page (x 8); resize: the new length in pages, 1 + (b4 x 8 + b1
+ *       bits 5-7) mod a window, so a grow stays inside what is read back
  */
 static void decode_op(const uint8_t *b, struct op *op)
 {
@@ -218,6 +225,7 @@ static void decode_op(const uint8_t *b, struct op *op)
 	op->value = op->kind == OP_FILL ? b[2] : b[4];
 	dest = (b[4] * 8UL + (b[1] >> 5)) % span_pages;
 	op->dest = SPAN_BASE + align_down(dest, align) * page_size;
+	op->new_nr = 1 + (b[4] * 8UL + (b[1] >> 5)) % window_pages;
 }
 
 static int nr_ops(size_t size)
@@ -272,6 +280,9 @@ static void print_op(FILE *f, int i, const struct op *op)
 		break;
 	case OP_MREMAP:
 		fprintf(f, " to %#lx", op->dest);
+		break;
+	case OP_RESIZE:
+		fprintf(f, " to %lu pages", op->new_nr);
 		break;
 	default:
 		break;
@@ -502,6 +513,10 @@ static void do_op(struct run *run, const struct op *op, struct result *r)
 		break;
 	case OP_MREMAP:
 		r->ret = pb_mremap(p, op->addr, len, op->dest);
+		break;
+	case OP_RESIZE:
+		r->ret = pb_mremap_resize(p, op->addr, len,
+					  op->new_nr * page_size);
 		break;
 	}
 }

@@ -44,9 +44,9 @@ static unsigned long sat_add(unsigned long a, unsigned long b)
  * An upper bound of the pages the run of @s may touch, pin or observe:
  * each access of write and read, each page of a GUP range, each page of
  * each region of each process an observe may walk (as if every process
- * had every region), each page mremap may move, each PMD range a split,
- * munmap, mprotect or madvise may walk; and one per statement for the
- * check after it.
+ * had every region, resized to its largest), each page mremap may move,
+ * each PMD range a split, resize, munmap, mprotect or madvise may walk;
+ * and one per statement for the check after it.
  */
 static unsigned long scenario_work(const struct scenario *s)
 {
@@ -65,6 +65,11 @@ static unsigned long scenario_work(const struct scenario *s)
 		case ST_MREMAP:
 			region_pages = sat_add(region_pages, st->len / page);
 			w = sat_add(w, st->len / page);
+			break;
+		case ST_RESIZE:
+			/* a grow adds pages to observe; a shrink walks PMDs */
+			region_pages = sat_add(region_pages, st->len / page);
+			w = sat_add(w, st->len / SCN_REGION_ALIGN);
 			break;
 		case ST_WRITE:
 		case ST_READ:

@@ -184,6 +184,14 @@ int pb_mremap(struct pb_proc *proc, unsigned long old_addr, unsigned long len,
 int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
 		    unsigned long len, unsigned long new_addr,
 		    unsigned int flags);
+/*
+ * mremap(addr, old_len, new_len, 0): resize a mapping in place.  A shrink
+ * unmaps the tail; a grow needs [addr, addr + old_len) to be one VMA to
+ * its end (else -EFAULT) and the range after it free (else -ENOMEM), and
+ * adds absent pages.  @addr unmapped is -EFAULT.
+ */
+int pb_mremap_resize(struct pb_proc *proc, unsigned long addr,
+		     unsigned long old_len, unsigned long new_len);
 /* Map every PMD-mapped THP in the range with PTEs, keeping folios whole. */
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len);
 

@@ -203,6 +203,13 @@ int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
 			 flags & PB_MREMAP_DONTUNMAP);
 }
 
+int pb_mremap_resize(struct pb_proc *proc, unsigned long addr,
+		     unsigned long old_len, unsigned long new_len)
+{
+	AS_TASK(proc);
+	return mremap_at(proc->mm, addr, old_len, new_len);
+}
+
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len)
 {
 	struct mm_struct *mm = proc->mm;

@@ -447,6 +447,9 @@ int split_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	      unsigned long addr, int new_below);
 void vma_try_merge_around(struct mm_struct *mm, unsigned long start,
 			  unsigned long end);
+struct vm_area_struct *vma_merge_extend(struct mm_struct *mm,
+					struct vm_area_struct *vma,
+					unsigned long delta);
 int vma_insert(struct mm_struct *mm, struct vm_area_struct *vma);
 void vma_remove(struct mm_struct *mm, struct vm_area_struct *vma);
 struct vm_area_struct *vm_area_alloc(struct mm_struct *mm);
@@ -545,6 +548,8 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 	       int advice);
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 	      unsigned long new_addr, bool dontunmap);
+int mremap_at(struct mm_struct *mm, unsigned long addr, unsigned long old_len,
+	      unsigned long new_len);
 
 /* access.c */
 #define NR_CPUS 8

@@ -1,6 +1,7 @@
 /*
  * mremap.c: moving a range to a fixed new address (mremap with
- * MREMAP_MAYMOVE|MREMAP_FIXED, and MREMAP_DONTUNMAP, mm/mremap.c).  Page-table entries move, the
+ * MREMAP_MAYMOVE|MREMAP_FIXED, and MREMAP_DONTUNMAP, mm/mremap.c), and
+ * resizing a mapping in place (mremap without flags: mremap_at()).  Page-table entries move, the
  * folios stay: a large folio can end up misaligned, across a page-table
  * boundary, or mapped from two places.  Like Linux 6.17+, a move may span
  * several VMAs and the gaps between them stay gaps.
@@ -213,6 +214,77 @@ int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 		addr = e;
 	}
 out:
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
+/*
+ * vma_expandable(): nothing maps [vm_end, vm_end + delta), and it lies in
+ * the user address space (get_unmapped_area() with MAP_FIXED).
+ */
+static bool vma_expandable(struct vm_area_struct *vma, unsigned long delta)
+{
+	unsigned long end = vma->vm_end + delta;
+	struct vm_area_struct *next;
+
+	if (end < vma->vm_end || end > TASK_SIZE)
+		return false;
+	next = find_vma(vma->vm_mm, vma->vm_end);
+	return !next || next->vm_start >= end;
+}
+
+/*
+ * expand_vma() without MREMAP_MAYMOVE (resize_is_valid(), then the
+ * expansion in place or ENOMEM).  [addr, addr + old_len) must lie in one
+ * VMA: after a partial mprotect or with a hole it does not, and Linux
+ * says EFAULT.  It must also reach the VMA's end, since only the end can
+ * grow in place; the rest of what resize_is_valid() checks (VM_DONTEXPAND,
+ * mlock and address-space limits) has nothing to refuse in the model.
+ */
+static int expand_vma(struct mm_struct *mm, struct vm_area_struct *vma,
+		      unsigned long addr, unsigned long old_len,
+		      unsigned long new_len)
+{
+	unsigned long delta = new_len - old_len;
+
+	/* A private mapping cannot be duplicated (old_len 0). */
+	if (!old_len)
+		return -EINVAL;
+	if (old_len > vma->vm_end - addr)
+		return -EFAULT;
+	if (vma->vm_end - addr != old_len || !vma_expandable(vma, delta))
+		return -ENOMEM;
+	vma_merge_extend(mm, vma, delta);
+	return 0;
+}
+
+/*
+ * mremap(addr, old_len, new_len, 0): resize in place.  @addr must be
+ * mapped (EFAULT), whatever the lengths: a resize to the same length then
+ * succeeds with nothing to do, as Linux's MREMAP_NO_RESIZE does.  A shrink
+ * unmaps the tail as munmap does (shrink_vma()), across VMAs and holes
+ * alike, splitting a huge PMD mapped across the new end; the folios there
+ * stay whole, partly mapped.  A grow adds absent pages (expand_vma()).
+ */
+int mremap_at(struct mm_struct *mm, unsigned long addr, unsigned long old_len,
+	      unsigned long new_len)
+{
+	struct vm_area_struct *vma;
+	int err = 0;
+
+	/* check_mremap_params() */
+	if (addr & ~PAGE_MASK || !ALIGN(new_len, PAGE_SIZE))
+		return -EINVAL;
+	old_len = ALIGN(old_len, PAGE_SIZE);
+	new_len = ALIGN(new_len, PAGE_SIZE);
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	vma = vma_lookup(mm, addr);
+	if (!vma)
+		err = -EFAULT;
+	else if (new_len < old_len)
+		err = do_munmap(mm, addr + new_len, old_len - new_len);
+	else if (new_len > old_len)
+		err = expand_vma(mm, vma, addr, old_len, new_len);
 	pthread_rwlock_unlock(&mm->mmap_lock);
 	return err;
 }

@@ -230,6 +230,23 @@ void vma_try_merge_around(struct mm_struct *mm, unsigned long start,
 }
 
 /*
+ * vma_merge_extend(): mremap's expansion in place.  @vma grows by @delta
+ * at its end (the caller checked that nothing maps the new range; the new
+ * pages are absent) and then merges with the next VMA if it now adjoins
+ * it and is compatible.  A grown VMA may cover an aligned block it did not
+ * before, so later faults may take larger folios.
+ */
+struct vm_area_struct *vma_merge_extend(struct mm_struct *mm,
+					struct vm_area_struct *vma,
+					unsigned long delta)
+{
+	/* The array stays sorted: [vm_end, vm_end + delta) was free. */
+	vma->vm_end += delta;
+	vma_try_merge_around(mm, vma->vm_end, vma->vm_end);
+	return vma;
+}
+
+/*
  * Make [start, end) start and end on VMA boundaries (splitting as needed)
  * and return the first VMA inside it.  The range must be fully mapped
  * unless the caller accepts holes (munmap does).

@@ -313,9 +313,12 @@ static int new_proc(struct parser *p, const char *tok, int parent)
 	return id;
 }
 
-/* A region @tok of @len bytes, created by (and so belonging to) @proc. */
-static int new_region(struct parser *p, const char *tok, unsigned long len,
-		      int proc)
+/*
+ * A region @tok of @len bytes, @at past a 2M boundary, created by (and so
+ * belonging to) @proc.
+ */
+static int new_region(struct parser *p, const char *tok, unsigned long at,
+		      unsigned long len, int proc)
 {
 	struct scenario *s = p->s;
 	int id;
@@ -331,6 +334,8 @@ static int new_region(struct parser *p, const char *tok, unsigned long len,
 	id = s->nr_regions++;
 	strcpy(s->regions[id].name, tok);
 	s->regions[id].len = len;
+	s->regions[id].max_len = len;
+	s->regions[id].room_len = scenario_room_end(at + len) - at;
 	proc_add_region(p, proc, id);
 	return id;
 }
@@ -365,7 +370,7 @@ static int take_range(struct parser *p, struct stmt *st, char **arg)
 	if (take_page_multiple(p, "OFF", arg[1], &st->off) ||
 	    take_length(p, arg[2], &st->len))
 		return -1;
-	rlen = p->s->regions[st->region].len;
+	rlen = p->s->regions[st->region].max_len;
 	if (st->off > rlen || st->len > rlen - st->off)
 		return perr(p, "range " BARE "+" BARE " lies outside region %s"
 			    " (length %#lx)", TOK_ARG(arg[1]), TOK_ARG(arg[2]),
@@ -583,7 +588,7 @@ static int parse_mmap(struct parser *p, struct stmt *st, char **arg, int nr)
 	if (parse_mmap_options(p, st, arg + 3, nr - 3))
 		return -1;
 	st->len = len;
-	st->region = new_region(p, arg[0], len, st->proc);
+	st->region = new_region(p, arg[0], st->at, len, st->proc);
 	return st->region < 0 ? -1 : 0;
 }
 
@@ -740,8 +745,36 @@ static int parse_mremap(struct parser *p, struct stmt *st, char **arg, int nr)
 				    p->verb->usage);
 		st->dontunmap = true;
 	}
-	st->new_region = new_region(p, arg[3], st->len, st->proc);
+	st->new_region = new_region(p, arg[3], st->at, st->len, st->proc);
 	return st->new_region < 0 ? -1 : 0;
+}
+
+/*
+ * resize R LEN: mremap(addr, old, LEN, 0).  Whether it succeeds is the
+ * run's to say (the region may have a hole, or grow past its room); the
+ * parser only lets later statements address what a successful resize
+ * could have added.
+ */
+static int parse_resize(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	struct scn_region *r;
+
+	st->region = take_region(p, st, arg[0]);
+	if (st->region < 0)
+		return -1;
+	if (take_page_multiple(p, "LEN", arg[1], &st->len))
+		return -1;
+	if (!st->len)
+		return perr(p, "resize to 0: LEN must be greater than 0"
+			    " (munmap removes the whole region)");
+	if (st->len > SCN_MAX_REGION_LEN)
+		return perr(p, "LEN " TOK " is larger than a region may be (%luG)",
+			    TOK_ARG(arg[1]), SCN_MAX_REGION_LEN >> 30);
+	r = &p->s->regions[st->region];
+	/* A grow past the room fails (ENOMEM): it adds nothing. */
+	if (st->len > r->max_len && st->len <= r->room_len)
+		r->max_len = st->len;
+	return 0;
 }
 
 static const struct verb verbs[] = {
@@ -774,6 +807,7 @@ static const struct verb verbs[] = {
 	{ "split", ST_SPLIT, "P split R OFF LEN", 3, 3, parse_range_only },
 	{ "mmap-fixed", ST_MMAP_FIXED, "P mmap-fixed R OFF LEN PROT", 4, 4,
 	  parse_mprotect },
+	{ "resize", ST_RESIZE, "P resize R LEN", 2, 2, parse_resize },
 };
 
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -881,7 +915,8 @@ static int parse_observe(struct parser *p, struct stmt *st, char **tok, int nr)
 	for (proc = 0; proc < p->s->nr_procs; proc++)
 		for (r = 0; p->alive[proc] && r < p->s->nr_regions; r++)
 			if (proc_has_region(p, proc, r))
-				pages += p->s->regions[r].len / p->s->page_size;
+				pages += p->s->regions[r].max_len /
+					 p->s->page_size;
 	if (pages > SCN_MAX_OBSERVE_PAGES)
 		return perr(p, "observe would snapshot %lu pages (every page of"
 			    " every region of every live process); at most %lu",

@@ -43,6 +43,21 @@
 #define SCN_MAX_REGION_LEN (64UL << 30)
 
 /*
+ * resize's room to grow: a region may grow until its end reaches this far
+ * past the first 2M boundary at or after its end when it was created.  It
+ * is exact, not whatever the placement happens to leave free, so that the
+ * backends' records compare; both place the next region past it.
+ */
+#define SCN_RESIZE_ROOM (64UL << 20)
+
+/* The end of the room of a region created ending at @end. */
+static inline unsigned long scenario_room_end(unsigned long end)
+{
+	return ((end + SCN_REGION_ALIGN - 1) & ~(SCN_REGION_ALIGN - 1)) +
+	       SCN_RESIZE_ROOM;
+}
+
+/*
  * mthp sizes with 4K pages, 16K << i for i < SCN_NR_MTHP_SIZES: 16K..2M,
  * what this machine's kernel offers (backend/thp_sysfs.c).  A scenario
  * parsed for another page size has its own list, the anon mTHP orders
@@ -72,6 +87,7 @@ enum stmt_kind {
 	ST_MREMAP,
 	ST_SPLIT,
 	ST_MMAP_FIXED,
+	ST_RESIZE,
 	ST_OBSERVE,
 };
 
@@ -89,7 +105,7 @@ struct stmt {
 	enum stmt_kind kind;
 	int proc;		/* acting process id, -1 for settings/observe */
 	int region;		/* region id, -1 if none */
-	unsigned long off, len;
+	unsigned long off, len;	/* resize: off 0, len the new length */
 	unsigned long stride;	/* write/read; defaults to the base page size */
 	uint8_t value;		/* write/dio-read: explicit or 1 + (number % 255) */
 	enum scn_prot prot;	/* mmap, mprotect */
@@ -107,7 +123,16 @@ struct stmt {
 
 struct scn_region {
 	char name[SCN_NAME_MAX + 1];
-	unsigned long len;
+	unsigned long len;	/* when created */
+	/*
+	 * The longest the region can become by resize (its room, less its
+	 * start's offset past 2M), and the longest the resizes parsed so far
+	 * make it: ranges are checked against max_len, and what lies past a
+	 * process's current length is the run's to refuse.  A backend tracks
+	 * the current length of each process's region at run time.
+	 */
+	unsigned long room_len;
+	unsigned long max_len;
 };
 
 struct scenario {

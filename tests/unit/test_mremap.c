@@ -157,6 +157,49 @@ static void test_dontunmap_moves_table(void)
 	t_end("mremap: DONTUNMAP keeps the old VMA and moves an aligned table whole");
 }
 
+/*
+ * Resize in place (mremap without flags, mremap_at()).  A grow that
+ * reaches the next mapping merges with it (vma_merge_extend()), and the
+ * grown VMA now holds an aligned 64K block, so a fault there takes a 64K
+ * folio; a grow into a mapping is -ENOMEM, a grow from a range longer
+ * than its VMA -EFAULT.  A shrink through a folio leaves it whole, partly
+ * mapped.
+ *
+ *   ADDR_A [A 32K][ free 32K ][B 64K]   grow A by 32K: one VMA, 128K
+ *          [A 16K]                       shrink to 16K: the rest unmapped
+ */
+static void test_resize_in_place(void)
+{
+	const int rw = PB_PROT_READ | PB_PROT_WRITE;
+	struct mm_struct *mm;
+	struct pb_proc *p;
+
+	t_begin_folios(SZ_64M, PAGES(16));
+	p = t_proc_map(ADDR_A, PAGES(8), rw);
+	mm = mm_of(p);
+	EXPECT_EQ(pb_mmap(p, ADDR_A + PAGES(16), PAGES(16), rw), 0);
+	EXPECT_EQ(pb_mremap_resize(p, ADDR_A, PAGES(8), PAGES(17)), -ENOMEM);
+	EXPECT_EQ(pb_mremap_resize(p, ADDR_A, PAGES(9), PAGES(16)), -EFAULT);
+	EXPECT_EQ(pb_mremap_resize(p, ADDR_A + PAGES(8), PAGES(8), PAGES(4)), -EFAULT);
+	EXPECT_EQ(pb_mremap_resize(p, ADDR_A, PAGES(8), PAGES(8)), 0);
+	EXPECT_EQ(mm->nr_vmas, 2);
+	EXPECT_EQ(pb_mremap_resize(p, ADDR_A, PAGES(8), PAGES(16)), 0);
+	EXPECT_EQ(mm->nr_vmas, 1);
+	EXPECT(t_fill(p, ADDR_A + PAGES(8), 1, 0x40));
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGES(16));
+	EXPECT_EQ(pb_proc_faults(p), 1);
+	EXPECT_CLEAN();
+	EXPECT_EQ(pb_mremap_resize(p, ADDR_A, PAGES(32), PAGES(4)), 0);
+	EXPECT_EQ(mm->nr_vmas, 1);
+	EXPECT_EQ(mm->vmas[0]->vm_end, ADDR_A + PAGES(4));
+	EXPECT_EQ(t_page(p, ADDR_A).folio_size, PAGES(16));
+	EXPECT(!t_page(p, ADDR_A + PAGES(8)).present);
+	EXPECT_EQ(pb_load(p, 0, ADDR_A + PAGES(8), &(uint8_t){ 0 }), -EFAULT);
+	EXPECT_CLEAN();
+	t_exit(p);
+	t_end("mremap: resize in place grows into absent pages and merges, shrinks through a folio");
+}
+
 int main(void)
 {
 	test_move_half_64k();
@@ -164,5 +207,6 @@ int main(void)
 	test_unmapped_start_efault();
 	test_move_pmd();
 	test_dontunmap_moves_table();
+	test_resize_in_place();
 	return tap_done();
 }

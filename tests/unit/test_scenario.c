@@ -238,6 +238,18 @@ static const struct parse_error_case error_cases[] = {
 	  "4: P1 exits while holding handle 'V'; drain it first" },
 	{ "register outside the region",
 	  "P0 mmap A 8K rw\nP0 register H A 8K 4K\n", "2: range 8K+4K lies outside region A" },
+	{ "resize to 0",
+	  "P0 mmap A 8K rw\nP0 resize A 0\n", "2: resize to 0: LEN must be greater than 0" },
+	{ "resize to an unaligned length",
+	  "P0 mmap A 8K rw\nP0 resize A 6000\n", "2: LEN '6000' is not a multiple" },
+	{ "resize past the largest region",
+	  "P0 mmap A 8K rw\nP0 resize A 65G\n", "2: LEN '65G' is larger than a region" },
+	{ "a range before the resize that adds it",
+	  "P0 mmap A 8K rw\nP0 write A 8K 4K\nP0 resize A 16K\n",
+	  "2: range 8K+4K lies outside region A" },
+	{ "a range only a grow past the room (ENOMEM) would add",
+	  "P0 mmap A 8K rw at 4K\nP0 resize A 1G\nP0 read A 0x41fe000 4K\n",
+	  "3: range 0x41fe000+4K lies outside region A (length 0x2000)" },
 };
 
 static void test_parse_errors(void)
@@ -380,6 +392,33 @@ static void test_default_value_wraps(void)
 	scenario_free(s);
 	free(err);
 	free(text);
+}
+
+/*
+ * resize: later ranges may address what a grow could add, up to the room
+ * (64M past the first 2M boundary at or after the end at creation); a
+ * shrink never narrows them, the run refuses the removed tail.
+ */
+static void test_resize_ranges(void)
+{
+	struct scenario *s;
+	char *err;
+
+	/*   A at 4K past 2M, 8K long: its room ends 66M past the boundary
+	 *   |4K|A 8K|........ room .........|66M
+	 */
+	s = parse("P0 mmap A 8K rw at 4K\nP0 resize A 64K\nP0 write A 32K 32K\n"
+		  "P0 resize A 4K\nP0 write A 60K 4K\nP0 resize A 0x41ff000\n"
+		  "P0 read A 0x41fe000 4K\n", &err);
+	tap_ok(s && s->stmts[1].kind == ST_RESIZE && s->stmts[1].len == 65536 &&
+	       s->stmts[1].region == 0 && s->regions[0].len == 8192 &&
+	       s->regions[0].room_len == (66UL << 20) - 4096 &&
+	       s->regions[0].max_len == s->regions[0].room_len,
+	       "resize: ranges reach what a grow adds, up to the room");
+	if (!s)
+		tap_diag("%s", err);
+	scenario_free(s);
+	free(err);
 }
 
 static void test_handles_across_processes(void)
@@ -915,6 +954,7 @@ int main(void)
 	test_parse_errors();
 	test_parse_valid();
 	test_default_value_wraps();
+	test_resize_ranges();
 	test_handles_across_processes();
 	test_crlf();
 	test_parse_file();

@@ -540,19 +540,13 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 		atomic_store_explicit(&p->compound_head, head + i,
 				      memory_order_relaxed);
 		atomic_store_explicit(&new->flags, flags, memory_order_relaxed);
-		atomic_store_explicit(&new->order, 0, memory_order_relaxed);
 		if (i)
 			atomic_store_explicit(&new->mapping,
 					      atomic_load(&folio->mapping),
 					      memory_order_relaxed);
 		atomic_store_explicit(&new->_mapcount, (int)mapped[i] - 1,
 				      memory_order_relaxed);
-		atomic_store_explicit(&new->_large_mapcount, -1, memory_order_relaxed);
-		atomic_store_explicit(&new->_entire_mapcount, -1, memory_order_relaxed);
-		atomic_store_explicit(&new->_pincount, 0, memory_order_relaxed);
-		spin_lock_init(&new->mm_id_lock);
-		new->_mm_id[0] = new->_mm_id[1] = MM_ID_DUMMY;
-		new->_mm_id_mapcount[0] = new->_mm_id_mapcount[1] = -1;
+		folio_reset_fields(new, 0);
 	}
 	/*
 	 * Unfreeze, head last (the caller's references are on it): each

@@ -407,6 +407,8 @@ struct folio *folio_alloc(unsigned int order);
 unsigned long alloc_table_frame(void);
 void free_table_frame(unsigned long pfn);
 void folio_list_add_split(unsigned long head, unsigned long nr);
+/* A new folio's order, mapcounts but _mapcount, pincount and MM ids. */
+void folio_reset_fields(struct folio *folio, unsigned int order);
 unsigned long nr_free_frames(void);
 /* The frames in no allocated folio (pb_check's count of the memmap). */
 struct frame_counts {

@@ -203,6 +203,22 @@ unsigned long nr_free_frames(void)
 	return n;
 }
 
+/*
+ * The fields a new folio of @order starts with besides its flags, mapping
+ * and _mapcount (which a fresh allocation and a split set differently):
+ * no large mapcount, no entire mapping, no pins, no MM ids.
+ */
+void folio_reset_fields(struct folio *folio, unsigned int order)
+{
+	atomic_store_explicit(&folio->order, order, memory_order_relaxed);
+	atomic_store_explicit(&folio->_large_mapcount, -1, memory_order_relaxed);
+	atomic_store_explicit(&folio->_entire_mapcount, -1, memory_order_relaxed);
+	atomic_store_explicit(&folio->_pincount, 0, memory_order_relaxed);
+	spin_lock_init(&folio->mm_id_lock);
+	folio->_mm_id[0] = folio->_mm_id[1] = MM_ID_DUMMY;
+	folio->_mm_id_mapcount[0] = folio->_mm_id_mapcount[1] = -1;
+}
+
 /* prep_compound_page + the folio fields a fresh allocation starts with. */
 static void prep_folio(unsigned long pfn, unsigned int order)
 {
@@ -219,15 +235,9 @@ static void prep_folio(unsigned long pfn, unsigned int order)
 				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&folio->flags, 0, memory_order_relaxed);
-	atomic_store_explicit(&folio->order, order, memory_order_relaxed);
 	atomic_store_explicit(&folio->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&folio->_mapcount, -1, memory_order_relaxed);
-	atomic_store_explicit(&folio->_large_mapcount, -1, memory_order_relaxed);
-	atomic_store_explicit(&folio->_entire_mapcount, -1, memory_order_relaxed);
-	atomic_store_explicit(&folio->_pincount, 0, memory_order_relaxed);
-	spin_lock_init(&folio->mm_id_lock);
-	folio->_mm_id[0] = folio->_mm_id[1] = MM_ID_DUMMY;
-	folio->_mm_id_mapcount[0] = folio->_mm_id_mapcount[1] = -1;
+	folio_reset_fields(folio, order);
 	/*
 	 * Publish last: a speculative folio_ref_try_add() that sees the new
 	 * refcount also sees the fields above (set_page_refcounted).

@@ -54,20 +54,23 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURCE \
 	-Iinclude -I. -MMD -MP
-LDLIBS  := -lurcu -luring -lpthread
+LDLIBS  := -lurcu -luring -ltracefs -ltraceevent -lpthread
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
 # What the build needs from Debian, each package by a header it installs
 # (scripts/install-deps installs them all).  Checked once per make, before
 # anything compiles, so a missing one is named instead of a compiler error
 # about its header; `make clean` needs none of them.
-DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev
+# libtracefs's header includes libtraceevent's by its bare name.
+TRACE_CFLAGS := -I/usr/include/traceevent -I/usr/include/tracefs
+DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev \
+	tracefs/tracefs.h:libtracefs-dev traceevent/event-parse.h:libtraceevent-dev
 ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
 $(error the compiler '$(CC)' is not installed: run 'sudo scripts/install-deps' (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
 endif
 MISSING_DEPS := $(strip $(foreach d,$(DEP_HEADERS),$(if $(shell printf '\043include <%s>\n' \
-	$(word 1,$(subst :, ,$d)) | $(CC) -E -x c - >/dev/null 2>&1 && echo y),,$(word 2,$(subst :, ,$d)))))
+	$(word 1,$(subst :, ,$d)) | $(CC) $(TRACE_CFLAGS) -E -x c - >/dev/null 2>&1 && echo y),,$(word 2,$(subst :, ,$d)))))
 ifneq ($(MISSING_DEPS),)
 $(error missing Debian package(s): $(MISSING_DEPS): run 'sudo scripts/install-deps')
 endif
@@ -80,6 +83,7 @@ MM_SRCS       += mm/arch/contpte.c
 endif
 SCENARIO_SRCS := $(sort $(wildcard scenario/*.c))
 BACKEND_SRCS  := $(sort $(wildcard backend/*.c))
+RECORD_SRCS   := $(sort $(wildcard record/*.c))
 BENCH_SRCS    := $(sort $(wildcard bench/*.c))
 CLI_SRCS      := $(sort $(wildcard cli/*.c))
 TEST_SRCS     := $(sort $(wildcard tests/unit/*.c))
@@ -108,6 +112,8 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+$(BUILD)/record/trace.o: ALL_CFLAGS += $(TRACE_CFLAGS)
+
 $(BUILD)/hooks/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DCONFIG_PB_HOOKS -c $< -o $@
@@ -122,7 +128,7 @@ $(LIB): $(call obj,$(MM_SRCS))
 
 # The scenario layer, the backends and the benchmarks, shared by the tool
 # and the tests.
-$(APP_LIB): $(call obj,$(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS))
+$(APP_LIB): $(call obj,$(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS) $(RECORD_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -137,7 +143,14 @@ $(BUILD)/tests/%: $(BUILD)/hooks/tests/hooks/%.o $(HOOK_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests: $(TESTS) $(TOOL)
+tests: $(TESTS) $(TOOL) $(BUILD)/record/known
+
+# The recorder's test program (tests/record.sh): static, so that its
+# trace holds no dynamic loader, and never sanitized (nor is what a user
+# records).
+$(BUILD)/record/known: tests/record/known.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -static -o $@ $< 2>/dev/null || $(CC) -O2 -o $@ $<
 
 # Every other architecture gets the checks that say batching changes
 # nothing but cost there too - the equivalence test, the contpte test,

@@ -32,6 +32,7 @@ struct cli_command {
 };
 
 extern const struct cli_command run_command, diff_command, bench_command,
+	record_command,
 	explore_command;
 
 /* The command whose arguments are being read, for messages; NULL before. */

@@ -10,7 +10,8 @@
 #include "cli/cli.h"
 
 static const struct cli_command *const commands[] = {
-	&run_command, &diff_command, &bench_command, &explore_command, NULL,
+	&run_command, &diff_command, &bench_command, &explore_command,
+	&record_command, NULL,
 };
 
 static const struct cli_command *find_command(const char *name)

@@ -102,6 +102,8 @@ run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh
+# The recorder: converter on stored streams; as root, real recordings.
+run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

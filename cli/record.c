@@ -1,0 +1,326 @@
+/*
+ * record.c - ptebatch record: run a command under the kernel's
+ * tracepoints and write what it did to private anonymous memory as a
+ * scenario (record/), or convert a stored event stream.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "record/convert.h"
+#include "record/trace.h"
+#include "scenario/run.h"
+#include "scenario/scenario.h"
+
+#define MAX_BUFFER_KB (4UL << 20)	/* 4G per CPU: more is a typo */
+
+struct record_flags {
+	const char *out;
+	const char *events;		/* also write the event stream here */
+	const char *from_events;	/* convert this stream; run nothing */
+	unsigned long buffer_kb;
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+};
+
+static void record_usage(FILE *f)
+{
+	fputs("usage: ptebatch record [-o FILE.scn] [--mthp SIZE=POLICY]..."
+	      " [--buffer-kb N]\n"
+	      "                       [--events FILE] -- CMD [ARGS...]\n"
+	      "       ptebatch record --from-events FILE [-o FILE.scn]\n"
+	      "\n"
+	      "record    run CMD (as root) under the kernel's tracepoints and"
+	      " write a scenario\n"
+	      "          that replays what CMD and every process it forks did"
+	      " to private\n"
+	      "          anonymous memory: faults as touch statements, mmap,"
+	      " munmap, mprotect,\n"
+	      "          madvise, mremap, brk, fork, vfork+execve (spawn),"
+	      " execve, exit\n"
+	      "  -o FILE           the scenario (default: standard output)\n"
+	      "  --mthp SIZE=POLICY  run CMD with this large-folio setting"
+	      " (SIZE 16K..2M,\n"
+	      "                    POLICY always, madvise, inherit or never);"
+	      " sizes not named\n"
+	      "                    are never.  Default: every size never, so"
+	      " that every first\n"
+	      "                    touch and copy-on-write is a fault in the"
+	      " trace\n"
+	      "  --buffer-kb N     tracefs ring buffer per CPU (default 65536);"
+	      " a trace that\n"
+	      "                    lost events is an error that says what to"
+	      " use\n"
+	      "  --events FILE     also write the raw event stream (for"
+	      " --from-events)\n"
+	      "  --from-events FILE  convert a stored event stream instead of"
+	      " running anything\n"
+	      "exit status: 0 ok, 1 the trace lost events or could not be"
+	      " taken, 2 bad usage,\n"
+	      "             4 not root (skipped), 130 interrupted (the"
+	      " scenario holds what ran)\n", f);
+}
+
+static int set_out(void *f, const char *v)
+{
+	((struct record_flags *)f)->out = v;
+	return 0;
+}
+
+static int set_events(void *f, const char *v)
+{
+	((struct record_flags *)f)->events = v;
+	return 0;
+}
+
+static int set_from_events(void *f, const char *v)
+{
+	((struct record_flags *)f)->from_events = v;
+	return 0;
+}
+
+static int set_buffer_kb(void *f, const char *v)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (*end || errno || !n || n > MAX_BUFFER_KB || v[0] == '-')
+		return usage_error("--buffer-kb: bad size '%s' (KiB per CPU,"
+				   " 1 to %lu)", v, MAX_BUFFER_KB);
+	((struct record_flags *)f)->buffer_kb = n;
+	return 0;
+}
+
+static int set_mthp(void *f, const char *v)
+{
+	static const char *const words[] = { "never", "always", "madvise",
+					     "inherit", NULL };
+	struct record_flags *rf = f;
+	const char *eq = strchr(v, '=');
+	char size[32];
+	unsigned long bytes;
+	int i, w;
+
+	if (!eq || (size_t)(eq - v) >= sizeof(size))
+		return usage_error("--mthp: expected SIZE=POLICY, e.g. 64K=always,"
+				   " not '%s'", v);
+	memcpy(size, v, (size_t)(eq - v));
+	size[eq - v] = '\0';
+	if (scenario_parse_number(size, &bytes))
+		return usage_error("--mthp: bad size '%s'", size);
+	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
+		if (scenario_mthp_size(i) == bytes)
+			break;
+	if (i == SCN_NR_MTHP_SIZES)
+		return usage_error("--mthp: size '%s' is not one of 16K 32K 64K"
+				   " 128K 256K 512K 1M 2M", size);
+	for (w = 0; words[w]; w++)
+		if (!strcmp(words[w], eq + 1))
+			break;
+	if (!words[w])
+		return unknown_in_list("--mthp", "policy", eq + 1, words);
+	/* enum scn_policy: never, always, madvise, inherit. */
+	rf->mthp[i] = w == 0 ? SCN_POL_NEVER : w == 1 ? SCN_POL_ALWAYS :
+		      w == 2 ? SCN_POL_MADVISE : SCN_POL_INHERIT;
+	return 0;
+}
+
+static int no_operand(void *f, const char *word)
+{
+	return usage_error("unexpected '%s' (the command goes after '--')",
+			   word);
+}
+
+static const struct cli_option record_options[] = {
+	{ "-o", true, set_out },
+	{ "--mthp", true, set_mthp },
+	{ "--buffer-kb", true, set_buffer_kb },
+	{ "--events", true, set_events },
+	{ "--from-events", true, set_from_events },
+	{ NULL, false, NULL },
+};
+
+/* The command line as one string, for the scenario's header. */
+static char *join_words(char **argv)
+{
+	size_t len = 1;
+	char *s;
+	int i;
+
+	for (i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		/* One line: a newline in an argument would end the comment. */
+		strncat(s, argv[i], len - strlen(s) - 1);
+	}
+	for (i = 0; s[i]; i++)
+		if (s[i] == '\n' || s[i] == '\r')
+			s[i] = ' ';
+	return s;
+}
+
+/* The scenario to -o or stdout: 0 or -errno (said on stderr). */
+static int write_scenario(const struct record_flags *rf,
+			  const struct rec_stream *s, const char *cmdline,
+			  const char *machine)
+{
+	struct rec_convert_opts o = { .command = cmdline, .machine = machine,
+				      .page_size = 4096 };
+	struct rec_summary sum;
+	FILE *out = stdout;
+	int ret;
+
+	memcpy(o.mthp, rf->mthp, sizeof(o.mthp));
+	if (rf->out && !(out = fopen(rf->out, "w"))) {
+		fprintf(stderr, "ptebatch: record: %s: %s\n", rf->out,
+			strerror(errno));
+		return -errno;
+	}
+	ret = rec_convert(s, &o, out, &sum, stderr);
+	if (out != stdout && fclose(out) && !ret) {
+		fprintf(stderr, "ptebatch: record: %s: %s\n", rf->out,
+			strerror(errno));
+		ret = -EIO;
+	}
+	if (ret) {
+		if (rf->out)
+			unlink(rf->out);
+		return ret;
+	}
+	rec_summary_print(stderr, &sum, "ptebatch: record: ");
+	return 0;
+}
+
+static int write_events(const char *path, const struct rec_stream *s)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "ptebatch: record: %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	ret = rec_write_events(f, s);
+	if (fclose(f) || ret) {
+		fprintf(stderr, "ptebatch: record: %s: write error\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+static int from_events(const struct record_flags *rf)
+{
+	struct rec_stream s = { 0 };
+	FILE *in = fopen(rf->from_events, "r");
+	int ret;
+
+	if (!in) {
+		fprintf(stderr, "ptebatch: record: %s: %s\n", rf->from_events,
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	ret = rec_read_events(rf->from_events, in, &s, stderr);
+	fclose(in);
+	if (ret) {
+		rec_stream_free(&s);
+		return ret == -EINVAL ? EXIT_USAGE : 1;
+	}
+	/* A stream the converter refuses is bad input, as a bad line is. */
+	ret = write_scenario(rf, &s, NULL, NULL);
+	rec_stream_free(&s);
+	return ret == -EINVAL ? EXIT_USAGE : ret ? 1 : 0;
+}
+
+static int record_main(int argc, char **argv)
+{
+	struct record_flags rf = { 0 };
+	struct rec_trace_opts to = { 0 };
+	struct rec_trace_result res;
+	struct rec_stream s = { 0 };
+	struct utsname u;
+	char machine[256], *cmdline;
+	int dash, ret;
+
+	command = "record";
+	for (dash = 0; dash < argc && strcmp(argv[dash], "--"); dash++)
+		;
+	ret = cli_parse(record_options, &rf, no_operand, dash, argv);
+	if (ret)
+		return ret;
+	if (rf.from_events) {
+		if (dash < argc)
+			return usage_error("--from-events runs no command");
+		return from_events(&rf);
+	}
+	if (dash + 1 >= argc)
+		return usage_error("no command given (ptebatch record [options]"
+				   " -- CMD [ARGS...])");
+	if (geteuid()) {
+		fprintf(stderr, "ptebatch: record: skipped: tracing needs root\n");
+		return SCN_RUN_SKIPPED;
+	}
+	to.argv = argv + dash + 1;
+	to.buffer_kb = rf.buffer_kb;
+	to.err = stderr;
+	memcpy(to.mthp, rf.mthp, sizeof(to.mthp));
+	if (rec_trace(&to, &s, &res)) {
+		rec_stream_free(&s);
+		return 1;
+	}
+	if (res.lost) {
+		fprintf(stderr, "ptebatch: record: the trace lost %lu events"
+			" (ring buffer overrun at --buffer-kb %lu): nothing"
+			" written; run again with --buffer-kb %lu\n", res.lost,
+			res.buffer_kb, res.buffer_kb * 4);
+		rec_stream_free(&s);
+		return 1;
+	}
+	if (rf.events && write_events(rf.events, &s)) {
+		rec_stream_free(&s);
+		return 1;
+	}
+	if (uname(&u))
+		snprintf(machine, sizeof(machine), "an unknown machine");
+	else
+		snprintf(machine, sizeof(machine), "Linux %s %s", u.release,
+			 u.machine);
+	cmdline = join_words(to.argv);
+	ret = write_scenario(&rf, &s, cmdline, machine);
+	free(cmdline);
+	rec_stream_free(&s);
+	if (ret)
+		return 1;
+	if (res.interrupted) {
+		fprintf(stderr, "ptebatch: record: interrupted: the scenario"
+			" holds what ran until then\n");
+		return 130;
+	}
+	if (WIFEXITED(res.status) && WEXITSTATUS(res.status))
+		fprintf(stderr, "ptebatch: record: note: the command exited"
+			" with status %d\n", WEXITSTATUS(res.status));
+	else if (WIFSIGNALED(res.status))
+		fprintf(stderr, "ptebatch: record: note: the command was"
+			" killed by signal %d\n", WTERMSIG(res.status));
+	return 0;
+}
+
+const struct cli_command record_command = {
+	.name = "record",
+	.main = record_main,
+	.usage = record_usage,
+	.takes_arch = false,
+};

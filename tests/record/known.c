@@ -1,7 +1,9 @@
 /*
  * known.c - a program whose memory behaviour is known exactly, for the
  * recorder's test (tests/record.sh): one private anonymous mapping of
- * NR pages (64, or the first argument), every page written, a fork whose child writes CHILD pages and
+ * NR pages (64, or the first argument; a second argument "scatter"
+ * writes them in a scattered order, so that no two faults are neighbours:
+ * a trace with one access per fault, for measuring), every page written, a fork whose child writes CHILD pages and
  * exits, the parent rewriting PARENT pages after the child is gone, and
  * an munmap.  Nothing else of it touches anonymous memory it mmaps
  * itself (it does not call malloc after the start).
@@ -27,8 +29,12 @@ int main(int argc, char **argv)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 1;
-	for (i = 0; i < NR; i++)
-		p[i * page] = 1;
+	for (i = 0; i < NR; i++) {
+		/* 7919 is prime: i -> 7919 i mod NR visits every page once. */
+		long at = argc > 2 && NR % 7919 ? (i * 7919L) % NR : i;
+
+		p[at * page] = 1;
+	}
 	pid = fork();
 	if (pid < 0)
 		return 1;

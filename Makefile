@@ -54,14 +54,14 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURCE \
 	-Iinclude -I. -MMD -MP
-LDLIBS  := -lurcu -luring -lpthread
+LDLIBS  := -lurcu -luring -lz -lpthread
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
 # What the build needs from Debian, each package by a header it installs
 # (scripts/install-deps installs them all).  Checked once per make, before
 # anything compiles, so a missing one is named instead of a compiler error
 # about its header; `make clean` needs none of them.
-DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev
+DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev zlib.h:zlib1g-dev
 ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
 $(error the compiler '$(CC)' is not installed: run 'sudo scripts/install-deps' (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
@@ -162,11 +162,16 @@ check: tests
 
 # The seed tables at the seeds' sizes: about 11 s on a 2-core machine
 # (measured 2026-11-30), well under two minutes.  BENCH_SIZE=64M shrinks
-# every region.
+# every region.  Then every recorded trace (examples/traces/*.scn, and
+# .scn.gz) replayed under each folio size and preset: the toy trace takes
+# well under a second; a real one takes 6 runs (a first, 5 reps) of each
+# of 4 presets x 5 folio sizes, and of each folio size on the kernel.
 BENCH_SIZE ?=
+BENCH_TRACES := $(sort $(wildcard examples/traces/*.scn examples/traces/*.scn.gz))
 bench: $(TOOL)
 	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine"
 	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE))
+	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES))
 
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)
 # runs every sequence of up to K operations under baseline and seeds.

@@ -54,7 +54,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURCE \
 	-Iinclude -I. -MMD -MP
-LDLIBS  := -lurcu -luring -ltracefs -ltraceevent -lpthread
+LDLIBS  := -lurcu -luring -lz -ltracefs -ltraceevent -lpthread
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
 # What the build needs from Debian, each package by a header it installs
@@ -63,7 +63,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 # about its header; `make clean` needs none of them.
 # libtracefs's header includes libtraceevent's by its bare name.
 TRACE_CFLAGS := -I/usr/include/traceevent -I/usr/include/tracefs
-DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev \
+DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev zlib.h:zlib1g-dev \
 	tracefs/tracefs.h:libtracefs-dev traceevent/event-parse.h:libtraceevent-dev
 ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
@@ -175,11 +175,16 @@ check: tests
 
 # The seed tables at the seeds' sizes: about 11 s on a 2-core machine
 # (measured 2026-11-30), well under two minutes.  BENCH_SIZE=64M shrinks
-# every region.
+# every region.  Then every recorded trace (examples/traces/*.scn, and
+# .scn.gz) replayed under each folio size and preset: the toy trace takes
+# well under a second; a real one takes 6 runs (a first, 5 reps) of each
+# of 4 presets x 5 folio sizes, and of each folio size on the kernel.
 BENCH_SIZE ?=
+BENCH_TRACES := $(sort $(wildcard examples/traces/*.scn examples/traces/*.scn.gz))
 bench: $(TOOL)
 	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine"
 	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE))
+	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES))
 
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)
 # runs every sequence of up to K operations under baseline and seeds.

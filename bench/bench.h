@@ -3,7 +3,7 @@
  * model (per-PTE against batched, in one run) and on this machine's
  * kernel, with their method printed beside the numbers.
  *
- * bench.h: what the three benchmarks (gup.c, cow.c, mprotect.c) share:
+ * bench.h: what the benchmarks (gup.c, cow.c, mprotect.c, replay.c) share:
  * options, folio modes, timing statistics, rows (printed, JSON), and
  * setting up a region of a given folio mode on the model and on this
  * machine's kernel (kernel_region.c).
@@ -18,6 +18,8 @@
 
 #include "ptebatch.h"
 
+struct scenario;
+
 enum bench_backend { BENCH_MODEL = 1, BENCH_KERNEL = 2, BENCH_BOTH = 3 };
 
 struct bench_opts {
@@ -30,6 +32,10 @@ struct bench_opts {
 	const char *plot;		/* NULL or an .svg path */
 	bool progress;			/* stderr is a terminal */
 	FILE *out;			/* where tables go */
+	/* replay: the scenarios, parsed, and the names they were given by */
+	struct scenario **traces;
+	const char **trace_names;
+	int nr_traces;
 };
 
 /*
@@ -160,5 +166,13 @@ void bench_kernel_region_free(void *addr, unsigned long size);
 int bench_gup(const struct bench_opts *o);
 int bench_cow(const struct bench_opts *o);
 int bench_mprotect(const struct bench_opts *o);
+/*
+ * replay.c: every scenario of o->traces under each folio configuration
+ * (its mthp settings replaced: o->traces[i] is changed) and preset, and on
+ * the kernel.  bench_replay_plot() draws what it kept for --plot (faults
+ * and time per folio size, a bar per preset) instead of bench_plot().
+ */
+int bench_replay(const struct bench_opts *o);
+int bench_replay_plot(const struct bench_opts *o);
 
 #endif /* BENCH_BENCH_H */

@@ -13,8 +13,9 @@
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
+/* The seed tables first (bench_main() indexes them), then replay. */
 static const char *const bench_names[] = { "gup", "cow", "mprotect", "all",
-					   NULL };
+					   "replay", NULL };
 static const char *const bench_backends[] = { "model", "kernel", "both",
 					      NULL };
 
@@ -22,6 +23,10 @@ struct bench_flags {
 	struct bench_opts o;
 	const char *name;
 	const char *json;
+	bool size_given;
+	/* replay's FILE operands, in order (at most argc of them) */
+	const char **files;
+	int nr_files;
 };
 
 static void bench_usage(FILE *f)
@@ -30,9 +35,19 @@ static void bench_usage(FILE *f)
 	      " [--arch ARCH] [--size SIZE]\n"
 	      "                      [--reps N] [--quick] [--json FILE]"
 	      " [--plot FILE.svg]\n"
+	      "       ptebatch bench replay FILE.scn[.gz]... [--backend ...]"
+	      " [--arch ARCH]\n"
+	      "                      [--reps N] [--quick] [--json FILE]"
+	      " [--plot FILE.svg]\n"
 	      "\n"
 	      "bench     measure the seed tables: NAME is gup, cow, mprotect"
-	      " or all\n"
+	      " or all;\n"
+	      "          replay runs each scenario (a recorded trace) under"
+	      " the folio sizes 4K,\n"
+	      "          16K, 64K, 1M, 2M (its own mthp lines replaced) and"
+	      " the presets baseline,\n"
+	      "          upstream, seeds and seeds+wp_reuse_max=512, and on"
+	      " the kernel\n"
 	      "  --backend NAME    model, kernel (this machine, as root) or"
 	      " both (the default)\n"
 	      "  --arch ARCH       the model's architecture (see 'run'); the"
@@ -42,12 +57,13 @@ static void bench_usage(FILE *f)
 	      " 1G (default: the\n", f);
 	fprintf(f, "                    seeds' sizes; at most %luG and a quarter"
 		" of this machine's\n"
-		"                    memory)\n", BENCH_MAX_SIZE >> 30);
+		"                    memory; not for replay)\n", BENCH_MAX_SIZE >> 30);
 	fprintf(f, "  --reps N          timed repetitions, 1 to %d (default 15"
-		" for gup, 5 for cow\n"
-		"                    and mprotect), after one warm-up\n",
+		" for gup, 5 for cow,\n"
+		"                    mprotect and replay), after one warm-up\n",
 		BENCH_MAX_REPS);
-	fputs("  --quick           small sizes, few reps: a smoke test\n"
+	fputs("  --quick           small sizes, few reps: a smoke test (replay:"
+	      " 1 rep)\n"
 	      "  --json FILE       every row as one JSON object per line\n"
 	      "  --plot FILE.svg   draw the tables with gnuplot\n"
 	      "exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
@@ -76,6 +92,7 @@ static int set_size(void *f, const char *v)
 	if (bench_check_size(n, why, sizeof(why)))
 		return usage_error("--size: '%s' %s", v, why);
 	((struct bench_flags *)f)->o.size = n;
+	((struct bench_flags *)f)->size_given = true;
 	return 0;
 }
 
@@ -128,6 +145,10 @@ static int set_name(void *f, const char *word)
 	/* No NAME starts with '-': a lone "-" is a mistyped option. */
 	if (word[0] == '-')
 		return usage_error("unknown option '%s'", word);
+	if (fl->name && !strcmp(fl->name, "replay")) {
+		fl->files[fl->nr_files++] = word;
+		return 0;
+	}
 	if (fl->name)
 		return usage_error("more than one NAME ('%s' and '%s')",
 				   fl->name, word);
@@ -166,6 +187,43 @@ static int open_bench_outputs(struct bench_opts *o, const char *json)
 	return 0;
 }
 
+/*
+ * replay's scenarios, parsed before anything runs: a missing or malformed
+ * one is "FILE[:LINE]: message" and exit status 2, as for `ptebatch run`.
+ */
+static int parse_traces(struct bench_flags *fl)
+{
+	struct bench_opts *o = &fl->o;
+	int i;
+
+	if (!fl->nr_files)
+		return usage_error("replay: no scenario file given");
+	if (fl->size_given)
+		return usage_error("replay: --size does not apply (a trace"
+				   " maps what it maps)");
+	o->traces = calloc((size_t)fl->nr_files, sizeof(*o->traces));
+	if (!o->traces)
+		return out_of_memory();
+	o->trace_names = fl->files;
+	for (i = 0; i < fl->nr_files; i++) {
+		o->traces[i] = scenario_parse_file(fl->files[i],
+						   SCN_DEFAULT_PAGE_SIZE, stderr);
+		if (!o->traces[i])
+			return EXIT_USAGE;
+		o->nr_traces++;
+	}
+	return 0;
+}
+
+static void free_traces(struct bench_opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->nr_traces; i++)
+		scenario_free(o->traces[i]);
+	free(o->traces);
+}
+
 static int bench_main(int argc, char **argv)
 {
 	static int (*const benches[])(const struct bench_opts *) = {
@@ -179,24 +237,39 @@ static int bench_main(int argc, char **argv)
 		},
 	};
 	struct bench_opts *o = &fl.o;
+	bool replay;
 	int i, ret, err = 0;
 
 	command = "bench";
+	fl.files = calloc((size_t)argc + 1, sizeof(*fl.files));
+	if (!fl.files)
+		return out_of_memory();
 	ret = cli_parse(bench_options, &fl, set_name, argc, argv);
 	if (!ret && !fl.name)
-		ret = usage_error("no NAME given (gup, cow, mprotect or all)");
+		ret = usage_error("no NAME given (gup, cow, mprotect, all or"
+				  " replay)");
+	replay = !ret && !strcmp(fl.name, "replay");
+	if (replay)
+		ret = parse_traces(&fl);
 	if (!ret && o->backend == BENCH_KERNEL && geteuid()) {
 		/* Nothing would run: a table of dashes is no result. */
 		fprintf(stderr, "ptebatch: bench: skipped: --backend kernel needs"
 			" root (it writes THP sysfs and reads /proc/kpageflags)\n");
-		return SCN_RUN_SKIPPED;
+		ret = SCN_RUN_SKIPPED;
 	}
 	if (!ret)
 		ret = open_bench_outputs(o, fl.json);
 	if (ret)
-		return ret;
+		goto out;
 	o->progress = isatty(STDERR_FILENO);
-	for (i = 0; i < 3 && !err; i++) {
+	if (replay) {
+		err = bench_replay(o);
+		fflush(stdout);
+		if (err)
+			fprintf(stderr, "ptebatch: bench replay: %s\n",
+				strerror(-err));
+	}
+	for (i = 0; i < 3 && !err && !replay; i++) {
 		if (strcmp(fl.name, "all") && strcmp(fl.name, bench_names[i]))
 			continue;
 		if (!strcmp(fl.name, "all") && i)
@@ -223,8 +296,12 @@ static int bench_main(int argc, char **argv)
 		}
 	}
 	if (!err && o->plot)
-		err = bench_plot(o);
-	return err ? SCN_RUN_FAILED : 0;
+		err = replay ? bench_replay_plot(o) : bench_plot(o);
+	ret = err ? SCN_RUN_FAILED : 0;
+out:
+	free_traces(o);
+	free(fl.files);
+	return ret;
 }
 
 const struct cli_command bench_command = {

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "scenario/readfile.h"
 #include "scenario/scenario.h"
 
 /* The longest statement (write with both options) has 9 tokens. */
@@ -1257,7 +1258,7 @@ char *scenario_read_file(const char *path, size_t *lenp, FILE *err)
 	}
 	text = read_all(f, path, lenp, err);
 	fclose(f);
-	return text;
+	return text ? scenario_gunzip(path, text, lenp, err) : NULL;
 }
 
 struct scenario *scenario_parse_text(const char *name, const char *text,

@@ -157,6 +157,32 @@ printf 'P0 mmap A 64M rw\nP0 mmap B 64K rw\nP0 write A 0 64M\nP0 write B 0 64K\n
 mkdir "$tmp/ro"
 chmod 555 "$tmp/ro"
 mkdir "$tmp/dir.svg"
+# Compressed scenarios gone wrong (gzip -n: no name or time in the header).
+have_gzip=false
+if command -v gzip >/dev/null 2>&1; then
+	have_gzip=true
+	gzip -9n <"$tmp/ok.scn" >"$tmp/ok.scn.gz"
+	gzip -9n <"$tmp/bad.scn" >"$tmp/bad.scn.gz"
+	# The last 8 bytes are the CRC and the length: cut them off.
+	head -c $(($(wc -c <"$tmp/ok.scn.gz") - 8)) "$tmp/ok.scn.gz" \
+		>"$tmp/truncated.scn.gz"
+	# The CRC's first byte changed: the text inflates, the check fails.
+	size=$(wc -c <"$tmp/ok.scn.gz")
+	crc0=$(tail -c 8 "$tmp/ok.scn.gz" | od -An -tu1 -N1 | tr -d ' ')
+	{ head -c $((size - 8)) "$tmp/ok.scn.gz"
+	  if [ "$crc0" = 0 ]; then printf '\001'; else printf '\000'; fi
+	  tail -c 7 "$tmp/ok.scn.gz"; } >"$tmp/crc.scn.gz"
+	{ cat "$tmp/ok.scn.gz"; printf 'junk'; } >"$tmp/trailing.scn.gz"
+	# The gzip magic, then bytes that are no deflate data.
+	printf '\037\213\010\000\000\000\000\000\000\003\377\377\377\377' \
+		>"$tmp/garbage.scn.gz"
+	# 65M of comment lines in 65K: more text than a scenario may have.
+	awk 'BEGIN { for (i = 0; i < 1065; i++) printf "#%063d\n", 0 }' \
+		>"$tmp/line64k"
+	i=0
+	while [ $i -lt 1000 ]; do cat "$tmp/line64k"; i=$((i + 1)); done |
+		gzip -1n >"$tmp/bomb.scn.gz"
+fi
 
 long_key=$(printf '%0100d' 0)
 
@@ -295,6 +321,28 @@ case_ "run: a no-break space between tokens" "$tmp/nbsp.scn:1: byte 0xc2 in colu
 	"$TOOL" run "$tmp/nbsp.scn"
 case_ "run: an endless file (/dev/zero)" "/dev/zero: larger than 64M" \
 	"$TOOL" run /dev/zero
+if $have_gzip; then
+	case_ "run: gzip truncated" "$tmp/truncated.scn.gz: gzip: truncated" \
+		"$TOOL" run "$tmp/truncated.scn.gz"
+	case_ "run: gzip with a bad CRC" "$tmp/crc.scn.gz: gzip: corrupt: incorrect data check" \
+		"$TOOL" run "$tmp/crc.scn.gz"
+	case_ "run: gzip with trailing bytes" "$tmp/trailing.scn.gz: gzip: 4 bytes of trailing data" \
+		"$TOOL" run "$tmp/trailing.scn.gz"
+	case_ "run: gzip magic, then garbage" "$tmp/garbage.scn.gz: gzip: corrupt" \
+		"$TOOL" run "$tmp/garbage.scn.gz"
+	case_ "run: gzip of more than 64M of text" "$tmp/bomb.scn.gz: gzip: decompresses to more than 64M" \
+		"$TOOL" run "$tmp/bomb.scn.gz"
+	case_ "run: a gzipped scenario's error names its line" "$tmp/bad.scn.gz:2: unknown statement" \
+		"$TOOL" run "$tmp/bad.scn.gz"
+	case_ "diff: gzip truncated" "$tmp/truncated.scn.gz: gzip: truncated" \
+		"$TOOL" diff "$tmp/truncated.scn.gz"
+else
+	for c in "gzip truncated" "gzip with a bad CRC" "gzip with trailing bytes" \
+		 "gzip magic, then garbage" "gzip of more than 64M of text" \
+		 "a gzipped scenario's error names its line" "diff: gzip truncated"; do
+		skip "run: $c" "no gzip to make the files with"
+	done
+fi
 if cat "$tmp/unreadable.scn" >/dev/null 2>&1; then
 	skip "run: an unreadable file" "this user reads a chmod-000 file (root)"
 else
@@ -435,6 +483,25 @@ fi
 case_ "bench: --plot without a value" "--plot needs a value" $B gup $Q --plot
 case_ "bench: --plot not .svg" "--plot: '$tmp/p.png' must end in .svg" \
 	$B gup $Q --plot "$tmp/p.png"
+case_ "bench replay: no file" "replay: no scenario file given" $B replay $Q
+case_ "bench replay: a missing file" "$tmp/missing.scn: cannot open" \
+	$B replay $Q "$tmp/ok.scn" "$tmp/missing.scn"
+case_ "bench replay: a bad file" "$tmp/bad.scn:2: unknown statement" \
+	$B replay $Q "$tmp/ok.scn" "$tmp/bad.scn"
+case_ "bench replay: an empty file" "$tmp/empty.scn: no statements" \
+	$B replay $Q "$tmp/empty.scn"
+case_ "bench replay: a directory" "$tmp/dir.scn: cannot open: Is a directory" \
+	$B replay $Q "$tmp/dir.scn"
+if $have_gzip; then
+	case_ "bench replay: a corrupt gzip" "$tmp/crc.scn.gz: gzip: corrupt" \
+		$B replay $Q "$tmp/crc.scn.gz"
+else
+	skip "bench replay: a corrupt gzip" "no gzip to make the file with"
+fi
+case_ "bench replay: --size" "replay: --size does not apply" \
+	$B replay $Q --size 64M "$tmp/ok.scn"
+case_ "bench: a file after another NAME" "more than one NAME ('gup' and '$tmp/ok.scn')" \
+	$B gup $Q "$tmp/ok.scn"
 case_ "bench: --plot with a quote" "may not contain a quote" \
 	$B gup $Q --plot "$tmp/it's.svg"
 case_ "bench: --plot in a missing directory" "--plot: $tmp/missing/p.svg" \

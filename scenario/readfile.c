@@ -1,0 +1,108 @@
+/*
+ * readfile.c - undo gzip on a scenario file's bytes, so that a recorded
+ * trace (examples/traces/, often large and very repetitive) can be kept
+ * compressed and still be given to `ptebatch run`, `diff` and `bench
+ * replay` as it is.  Recognised by its magic, never by its name.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "scenario/readfile.h"
+
+static bool is_gzip(const unsigned char *b, size_t len)
+{
+	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+/* zlib's reason, or one of our own words when it has none. */
+static const char *zreason(const z_stream *zs, int ret)
+{
+	if (zs->msg)
+		return zs->msg;
+	return ret == Z_MEM_ERROR ? "out of memory" : "corrupt data";
+}
+
+char *scenario_gunzip(const char *path, char *buf, size_t *lenp, FILE *err)
+{
+	size_t cap = 4096, len = 0;
+	char *out = NULL, *bigger;
+	z_stream zs;
+	int ret;
+
+	if (!is_gzip((const unsigned char *)buf, *lenp))
+		return buf;
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 16: a gzip header and trailer (CRC and length checked). */
+	if (inflateInit2(&zs, 15 + 16) != Z_OK) {
+		fprintf(err, "%s: gzip: cannot start zlib: %s\n", path,
+			zreason(&zs, Z_MEM_ERROR));
+		free(buf);
+		return NULL;
+	}
+	zs.next_in = (unsigned char *)buf;
+	zs.avail_in = (uInt)*lenp;	/* read_all() keeps it under 64M */
+	out = malloc(cap);
+	if (!out)
+		goto nomem;
+	for (;;) {
+		zs.next_out = (unsigned char *)out + len;
+		zs.avail_out = (uInt)(cap - len);
+		ret = inflate(&zs, Z_NO_FLUSH);
+		len = cap - zs.avail_out;
+		if (ret == Z_STREAM_END) {
+			/*
+			 * `cat a.gz b.gz` is one valid gzip file of two
+			 * members (gzip -d gives both texts, in order).
+			 */
+			if (!zs.avail_in)
+				break;
+			if (!is_gzip(zs.next_in, zs.avail_in)) {
+				fprintf(err, "%s: gzip: %u bytes of trailing data"
+					" after the compressed text\n", path,
+					zs.avail_in);
+				goto fail;
+			}
+			inflateReset(&zs);
+			continue;
+		}
+		if (ret == Z_BUF_ERROR && !zs.avail_in) {
+			/* Input ended before the stream did. */
+			fprintf(err, "%s: gzip: truncated (the compressed text"
+				" ends early)\n", path);
+			goto fail;
+		}
+		if (ret != Z_OK && ret != Z_BUF_ERROR) {
+			if (ret == Z_MEM_ERROR)
+				goto nomem;
+			fprintf(err, "%s: gzip: corrupt: %s\n", path,
+				zreason(&zs, ret));
+			goto fail;
+		}
+		if (len < cap)
+			continue;
+		if (cap >= SCN_MAX_GUNZIP_BYTES) {
+			fprintf(err, "%s: gzip: decompresses to more than %luM:"
+				" not a scenario file\n", path,
+				SCN_MAX_GUNZIP_BYTES >> 20);
+			goto fail;
+		}
+		bigger = realloc(out, cap * 2);
+		if (!bigger)
+			goto nomem;
+		out = bigger;
+		cap *= 2;
+	}
+	inflateEnd(&zs);
+	free(buf);
+	*lenp = len;
+	return out;
+nomem:
+	fprintf(err, "%s: out of memory\n", path);
+fail:
+	inflateEnd(&zs);
+	free(out);
+	free(buf);
+	return NULL;
+}

@@ -435,6 +435,14 @@ int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 	return 0;
 }
 
+unsigned long pb_host_bytes(unsigned long memory_bytes)
+{
+	unsigned long nr = memory_bytes >> PAGE_SHIFT;
+
+	return nr * (sizeof(struct page) + sizeof(struct folio)) +
+	       nr / PTRS_PER_PTE * PAGE_SIZE;
+}
+
 unsigned long pb_frames_in_use(void)
 {
 	return machine.nr_frames - nr_free_frames();

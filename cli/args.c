@@ -132,9 +132,12 @@ int memory_flag(const char *arg, unsigned long min, unsigned long *out)
 		return usage_error("--memory: '%s' is not a multiple of %s (the"
 				   " model's memory comes in PMD-size blocks)",
 				   arg, record_size_text(a, sizeof(a), block));
-	if (host && bytes > host)
-		return usage_error("--memory: '%s' is more than this machine's"
+	/* Frames cost the host their memmap, not their size (page_data.c). */
+	if (host && pb_host_bytes(bytes) > host)
+		return usage_error("--memory: '%s' needs %.1fG of memmap and page"
+				   " tables when in use, more than this machine's"
 				   " %.1fG of memory", arg,
+				   (double)pb_host_bytes(bytes) / (1UL << 30),
 				   (double)host / (1UL << 30));
 	*out = bytes;
 	return 0;

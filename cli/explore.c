@@ -94,7 +94,7 @@ static void explore_usage(FILE *f)
 	      "  --thp             add a 2M region mapped by a THP, and write,"
 	      " split and\n"
 	      "                    madvise dontneed on it (slower: each THP"
-	      " is 2M to clear)\n"
+	      " is 2M of pages)\n"
 	      "  --memory SIZE     simulated memory per run, a multiple of the"
 	      " PMD size (default\n"
 	      "                    and least: four PMDs, at least 8M)\n"

@@ -61,9 +61,10 @@ static void run_usage(FILE *f)
 	      " statement\n"
 	      "  --memory SIZE     simulated memory (default 4G): a multiple"
 	      " of 2M, from 16M\n", f);
-	fprintf(f, "                    to %luG and no more than this machine"
-		" has; running out\n"
-		"                    of it fails the run\n",
+	fprintf(f, "                    to %luG, as much as this machine's"
+		" memory holds the\n"
+		"                    memmap of (about 1/30 of it); running out"
+		" of it fails the run\n",
 		PB_MAX_MEMORY >> 30);
 	fputs("  --no-check        skip the invariant check after each"
 	      " statement\n"

@@ -311,8 +311,10 @@ static void mix_frames(struct digest_walk *w)
 		struct folio *folio = page_folio(page);
 		size_t folios_before = w->folios.nr;
 
-		mix(&w->h, atomic_load(&page->flags));
-		mix(&w->h, *(uint8_t *)pfn_address(pfn));
+		/* The form of the contents is not state: only the bytes are. */
+		mix(&w->h, atomic_load(&page->flags) &
+			   ~(1UL << PG_data_full | 1UL << PG_data_lock));
+		mix(&w->h, page_load_byte(page, 0));
 		mix(&w->h, rename_key(&w->folios, folio_pfn(folio)));
 		mix(&w->h, pfn - folio_pfn(folio));
 		if (w->folios.nr != folios_before)

@@ -28,12 +28,20 @@ struct pb_config {
 
 #define PB_DEFAULT_MEMORY (4UL << 30)
 /*
- * The most pb_init() accepts (more is -ENOMEM).  The frames cost nothing
- * until used, but the memmap is set up at once, one host page per 2M
- * block: 1/512 of the simulated size, 512M of this machine's memory at
- * the limit, before the first fault.
+ * The most pb_init() accepts (more is -ENOMEM).  Nothing costs host
+ * memory until used: a block's memmap is written when the block is first
+ * handed out, and a data page keeps its contents in its struct page.
  */
 #define PB_MAX_MEMORY (256UL << 30)
+/*
+ * What this machine pays for a model of @memory_bytes with every frame in
+ * use: the memmap and folio metadata, 128 bytes a frame, and one PTE
+ * table's frame per PMD of memory - about 1/30 of the simulated size
+ * with 4K pages.  A data page costs no frame of its own
+ * (mm/page_data.c), but for the rare one a store outside the first byte
+ * gave it.
+ */
+unsigned long pb_host_bytes(unsigned long memory_bytes);
 
 /* Per-size anonymous THP policy, as in hugepages-<size>kB/enabled. */
 enum pb_thp_policy {

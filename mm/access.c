@@ -107,8 +107,6 @@ int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 		struct tlb_entry *e;
 		unsigned long pfn;
 		bool writable, dirty, ok;
-		uint8_t *p;
-
 		spin_lock(&t->lock);
 		e = tlb_slot(t, vpn);
 		if (e->mm == mm && e->vpn == vpn &&
@@ -140,11 +138,12 @@ int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 			return err;
 		continue;
 access:
-		p = (uint8_t *)pfn_address(pfn) + (addr & ~PAGE_MASK);
 		if (write)
-			__atomic_store_n(p, *val, __ATOMIC_RELAXED);
+			page_store_byte(pfn_to_page(pfn), addr & ~PAGE_MASK,
+					*val);
 		else
-			*val = __atomic_load_n(p, __ATOMIC_RELAXED);
+			*val = page_load_byte(pfn_to_page(pfn),
+					      addr & ~PAGE_MASK);
 		spin_unlock(&t->lock);
 		return 0;
 	}

@@ -369,7 +369,7 @@ void pb_pages_read(const struct pb_pages *pages, unsigned long index,
 	while (len && index < pages->gp.nr) {
 		unsigned long n = min(len, PAGE_SIZE);
 
-		memcpy(dst, page_address(pages->gp.pages[index]), n);
+		memcpy_from_page(dst, pages->gp.pages[index], 0, n);
 		dst += n;
 		len -= n;
 		index++;
@@ -381,7 +381,7 @@ void pb_pages_fill(struct pb_pages *pages, uint8_t value)
 	unsigned long i;
 
 	for (i = 0; i < pages->gp.nr; i++)
-		memset(page_address(pages->gp.pages[i]), value, PAGE_SIZE);
+		memset_page(pages->gp.pages[i], 0, value, PAGE_SIZE);
 }
 
 void pb_pages_put(struct pb_pages *pages, bool make_dirty)
@@ -429,10 +429,18 @@ int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 		info->pfn = pfn;
 		info->folio_size = folio_size(folio);
 		info->index = pfn - folio_pfn(folio);
-		info->data = *(uint8_t *)pfn_address(pfn);
+		info->data = page_load_byte(pfn_to_page(pfn), 0);
 	}
 	pthread_rwlock_unlock(&mm->mmap_lock);
 	return 0;
+}
+
+unsigned long pb_host_bytes(unsigned long memory_bytes)
+{
+	unsigned long nr = memory_bytes >> PAGE_SHIFT;
+
+	return nr * (sizeof(struct page) + sizeof(struct folio)) +
+	       nr / PTRS_PER_PTE * PAGE_SIZE;
 }
 
 unsigned long pb_frames_in_use(void)

@@ -49,12 +49,18 @@ struct acct {
 	/* As a folio's head. */
 	unsigned int pte_maps, pmd_maps, gets, pins;
 	unsigned int mms;		/* distinct MMs mapping it */
-	struct mm_struct *last_mm;
+	mm_id_t last_mm;
 	unsigned int slot_maps[2];	/* mappings by the MMs in _mm_id[] */
 	/* As a page. */
-	struct mm_struct *mm;		/* first MM seen mapping it */
+	mm_id_t mm;			/* first MM seen mapping it */
 	bool multi_mm;
 };
+/*
+ * One per pfn mapped: MMs by id, not pointer, keep it small, as the
+ * check of a machine with every frame in use holds one per frame beside
+ * the memmap.
+ */
+_Static_assert(sizeof(struct acct) <= 44, "struct acct grew");
 
 /*
  * The accounting is a sparse array indexed by pfn, as SPARSEMEM keeps the
@@ -289,8 +295,8 @@ static void account_map(struct checker *c, struct mm_struct *mm,
 		fa->pmd_maps++;
 	else
 		fa->pte_maps++;
-	if (fa->last_mm != mm) {
-		fa->last_mm = mm;
+	if (fa->last_mm != mm->mm_id) {
+		fa->last_mm = mm->mm_id;
 		fa->mms++;
 	}
 	if (folio->_mm_id[0] == mm->mm_id)
@@ -298,8 +304,8 @@ static void account_map(struct checker *c, struct mm_struct *mm,
 	else if (folio->_mm_id[1] == mm->mm_id)
 		fa->slot_maps[1]++;
 	if (!pa->mm)
-		pa->mm = mm;
-	else if (pa->mm != mm)
+		pa->mm = mm->mm_id;
+	else if (pa->mm != mm->mm_id)
 		pa->multi_mm = true;
 }
 

@@ -54,7 +54,11 @@
 #define ALIGN(x, a)		(((x) + (a) - 1) & ~((a) - 1))
 #define IS_ALIGNED(x, a)	(((x) & ((a) - 1)) == 0)
 
-/* The machine: memmap, folio metadata and frame contents. */
+/*
+ * The machine: memmap, folio metadata and frames - the entries of
+ * page-table pages, and the contents of the few data pages that need
+ * a whole frame (page_data.c).
+ */
 struct machine {
 	struct page *mem_map;
 	struct folio *folio_map;
@@ -416,8 +420,19 @@ struct frame_counts {
 };
 void for_each_allocated_folio(void (*fn)(struct folio *folio, void *arg),
 			      void *arg, struct frame_counts *counts);
+
+/*
+ * page_data.c: a data page's contents, through these functions only (a
+ * page in compact form has nothing in machine.frames to read).
+ */
+void clear_highpage(struct page *page);
 void clear_folio(struct folio *folio);
 void copy_highpage(struct page *to, struct page *from);
+void memset_page(struct page *page, size_t offset, uint8_t val, size_t len);
+void memcpy_from_page(void *to, struct page *page, size_t offset, size_t len);
+uint8_t page_load_byte(struct page *page, unsigned long offset);
+void page_store_byte(struct page *page, unsigned long offset, uint8_t val);
+bool page_data_materialized(const struct page *page);
 
 /* check.c */
 unsigned long check_visited(void);

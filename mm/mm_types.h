@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mm/arch/arch.h"
@@ -55,6 +56,13 @@ enum pageflags {
 	PG_buddy,		/* free, on a buddy free list (head of a block) */
 	PG_table,		/* a page-table page */
 	PG_reserved,		/* never allocated (pfn 0, the zero pages) */
+	/*
+	 * The model's own (page_data.c): the page's frame in machine.frames
+	 * holds its contents, which page->data cannot; and the bit spinlock
+	 * its writers take.
+	 */
+	PG_data_full,
+	PG_data_lock,
 };
 
 /* Folio flags (struct folio::flags). */
@@ -91,6 +99,20 @@ struct page {
 			 */
 			unsigned long next, prev;
 		} folio_list;
+		struct {			/* any page of an allocated folio */
+			/*
+			 * Beside the head's folio_list and a free block's
+			 * order, never on them: a page keeps its contents
+			 * from its folio's first clear or copy to its free.
+			 */
+			unsigned long _folio_list[2];
+			unsigned int _buddy_order;
+			/*
+			 * The contents without PG_data_full: the first byte,
+			 * and the one value of every other byte (page_data.c).
+			 */
+			_Atomic uint8_t first, rest;
+		} data;
 		struct {			/* PG_table */
 			spinlock_t ptl;
 			/* Tables deposited for huge PMDs in this PMD table. */
@@ -109,6 +131,11 @@ struct page {
 } __attribute__((aligned(64)));
 /* As the kernel's: 64 bytes, so per-page metadata costs a line per page. */
 _Static_assert(sizeof(struct page) == 64, "struct page is 64 bytes");
+_Static_assert(offsetof(struct page, data.first) >=
+	       offsetof(struct page, buddy.order) + sizeof(unsigned int) &&
+	       offsetof(struct page, data.first) >=
+	       offsetof(struct page, folio_list.prev) + sizeof(unsigned long),
+	       "a page's contents share no byte with the allocator's lists");
 
 typedef unsigned int mm_id_t;
 #define MM_ID_DUMMY 0

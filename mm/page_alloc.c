@@ -2,10 +2,11 @@
  * page_alloc.c: the memmap, the frames and the buddy allocator.
  *
  * The memmap (struct page per frame), the folio metadata array and the
- * frame contents are reserved once with MAP_NORESERVE and never freed, so
- * an idle model costs nothing and a stale pointer to a freed folio is
- * still valid memory (the property GUP-fast's speculative reference relies
- * on).  Free memory is kept in naturally aligned blocks of order
+ * frames are reserved once with MAP_NORESERVE and never freed, so an idle
+ * model costs nothing and a stale pointer to a freed folio is still valid
+ * memory (the property GUP-fast's speculative reference relies on).  A
+ * frame costs host memory only once written: a page table's entries, or
+ * the few data pages whose contents need a whole frame (page_data.c).  Free memory is kept in naturally aligned blocks of order
  * 0..MAX_PAGE_ORDER; running out is -ENOMEM for the caller, never a crash.
  *
  * Besides the kernel's state, the allocator keeps the model's own
@@ -28,6 +29,16 @@ static unsigned long nr_free;
 static unsigned long allocated_folios;	/* head pfn, 0 = empty */
 static unsigned long nr_table_frames;
 static unsigned long nr_reserved;	/* never handed out */
+/*
+ * CONFIG_DEFERRED_STRUCT_PAGE_INIT: the MAX_PAGE_ORDER blocks from
+ * 2 * HPAGE_PMD_NR up to here are free but on no list, their struct pages
+ * never written: a 256G machine would otherwise write one host page of
+ * memmap per block at boot.  deferred_grow_zone() hands out the highest
+ * when the lists have no block, the one the list, filled in ascending
+ * order at boot, would have had at its head: the same pfns, in the same
+ * order, as a memmap set up at once.
+ */
+static unsigned long deferred_init_end;
 
 static void prep_folio(unsigned long pfn, unsigned int order);
 
@@ -117,6 +128,15 @@ static void __free_block(unsigned long pfn, unsigned int order)
 	list_add_block(pfn, order);
 }
 
+/* Under zone_lock: the next block never handed out, 0 when none is left. */
+static unsigned long deferred_grow_zone(void)
+{
+	if (deferred_init_end <= 2 * HPAGE_PMD_NR)
+		return 0;
+	deferred_init_end -= HPAGE_PMD_NR;
+	return deferred_init_end;
+}
+
 static unsigned long __alloc_block(unsigned int order)
 {
 	unsigned int o;
@@ -125,10 +145,15 @@ static unsigned long __alloc_block(unsigned int order)
 	for (o = order; o <= MAX_PAGE_ORDER; o++)
 		if (free_list[o])
 			break;
-	if (o > MAX_PAGE_ORDER)
-		return 0;
-	pfn = free_list[o];
-	list_del_block(pfn, o);
+	if (o <= MAX_PAGE_ORDER) {
+		pfn = free_list[o];
+		list_del_block(pfn, o);
+	} else {
+		pfn = deferred_grow_zone();
+		if (!pfn)
+			return 0;
+		o = MAX_PAGE_ORDER;
+	}
 	/* Split, returning the upper halves. */
 	while (o > order) {
 		o--;
@@ -161,11 +186,12 @@ int memmap_init(unsigned long bytes)
 	/*
 	 * The first block holds pfn 0 (never handed out, so 0 can mean
 	 * "none") and the zero page; the second is the huge zero folio.
-	 * Untouched MAP_NORESERVE memory reads as zeroes, so neither needs
-	 * clearing.
+	 * Untouched MAP_NORESERVE memory reads as zeroes, so their contents
+	 * (page->data, page_data.c) need no clearing.  The blocks above are
+	 * free, their memmap untouched until handed out.
 	 */
-	for (pfn = 2 * HPAGE_PMD_NR; pfn < nr; pfn += HPAGE_PMD_NR)
-		__free_block(pfn, MAX_PAGE_ORDER);
+	deferred_init_end = nr;
+	nr_free = nr - 2 * HPAGE_PMD_NR;
 	for (pfn = 2; pfn < HPAGE_PMD_NR; pfn++)
 		__free_block(pfn, 0);
 	nr_reserved = nr - nr_free;
@@ -364,44 +390,4 @@ void for_each_allocated_folio(void (*fn)(struct folio *folio, void *arg),
 	counts->tables = nr_table_frames;
 	counts->reserved = nr_reserved;
 	spin_unlock(&zone_lock);
-}
-
-void clear_folio(struct folio *folio)
-{
-	memset(page_address(folio_page(folio, 0)), 0, folio_size(folio));
-}
-
-#if defined(__SANITIZE_THREAD__)
-#define PB_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PB_TSAN 1
-#endif
-#endif
-
-/*
- * Under ThreadSanitizer, copy with relaxed word accesses: another thread
- * of the process may store into the source through its TLB while fork
- * copies a pinned page - a race Linux accepts (the child gets either
- * byte), like the simulated CPU's own relaxed byte accesses (access.c).
- */
-static void copy_page_data(void *to, const void *from)
-{
-#ifdef PB_TSAN
-	const uint64_t *s = from;
-	uint64_t *d = to;
-	unsigned long i;
-
-	for (i = 0; i < PAGE_SIZE / sizeof(uint64_t); i++)
-		__atomic_store_n(d + i, __atomic_load_n(s + i, __ATOMIC_RELAXED),
-				 __ATOMIC_RELAXED);
-#else
-	memcpy(to, from, PAGE_SIZE);
-#endif
-}
-
-void copy_highpage(struct page *to, struct page *from)
-{
-	copy_page_data(page_address(to), page_address(from));
-	count_stat(folio_copy);
 }

@@ -190,7 +190,9 @@ long_key=$(printf '%0100d' 0)
 # that depend on it: the next 2M multiple above it, and above a quarter.
 host_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo 2>/dev/null)
 host_kb=${host_kb:-0}
-above_host_mb=$(( (host_kb / 2048 + 1) * 2 ))
+# The least --memory whose memmap and page tables (136 bytes a 4K frame,
+# pb_host_bytes()) this machine cannot hold.
+above_host_mb=$(( (host_kb * 4096 / 136 / 2048 + 1) * 2 ))
 above_quarter_mb=$(( (host_kb / 4 / 2048 + 1) * 2 ))
 
 # ---- no command, unknown command, help ---------------------------------
@@ -296,11 +298,11 @@ case_ "run: --memory above the model's maximum" "--memory: '512G' is above the m
 	"$TOOL" run --memory 512G "$tmp/ok.scn"
 if [ "$host_kb" -gt 0 ] && [ "$above_host_mb" -le 262144 ]; then
 	case_ "run: --memory above this machine's memory" \
-		"--memory: '${above_host_mb}M' is more than this machine's" \
+		"--memory: '${above_host_mb}M' needs" \
 		"$TOOL" run --memory "${above_host_mb}M" "$tmp/ok.scn"
 else
 	skip "run: --memory above this machine's memory" \
-		"no MemTotal, or this machine has more than the model's 256G"
+		"no MemTotal, or this machine holds the memmap of the model's 256G"
 fi
 
 # ---- run: scenario files -----------------------------------------------

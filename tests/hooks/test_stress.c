@@ -443,7 +443,7 @@ static unsigned long check_pinned_data(unsigned int round)
 				unsigned long addr = hp->addr + (k << PAGE_SHIFT);
 				uint8_t tag = (uint8_t)(0x40 + round + id * 7 + h), got = 0;
 
-				((uint8_t *)pfn_address(pfn))[8] = tag;
+				page_store_byte(pfn_to_page(pfn), 8, tag);
 				if (t_pfn(st.p, addr) == pfn &&
 				    (pb_load(st.p, CPU_MAIN, addr + 8, &got) || got != tag)) {
 					if (bad++ < 5)

@@ -225,7 +225,7 @@ static void test_reserved_frames(void)
 	EXPECT_EQ(machine.huge_zero_pfn % HPAGE_PMD_NR, 0);
 	EXPECT(is_huge_zero_pfn(machine.huge_zero_pfn + HPAGE_PMD_NR - 1));
 	EXPECT(!is_huge_zero_pfn(machine.huge_zero_pfn + HPAGE_PMD_NR));
-	EXPECT_EQ(*(uint8_t *)pfn_address(machine.zero_pfn), 0);
+	EXPECT_EQ(page_load_byte(pfn_to_page(machine.zero_pfn), 0), 0);
 	t_end("page_alloc: zero page and huge zero folio are reserved, aligned and zero");
 }
 

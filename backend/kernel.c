@@ -697,6 +697,12 @@ static int do_resize(struct kernel *k, int proc, const struct stmt *st,
 	ret = do_simple(k, proc, &c, res);
 	if (!ret)
 		*len = st->len;
+	/*
+	 * Inside the room nothing is in the way: ENOMEM is the commit
+	 * limit refusing the grow (a `room` of many gigabytes), as for mmap.
+	 */
+	if (ret == ENOMEM && st->len > c.len)
+		mmap_refused(k, st->len - c.len);
 	return ret;
 }
 

@@ -37,8 +37,6 @@
 #define KERNEL_FIRST_ADDR (4UL << 30)
 #define KERNEL_ADDR_LIMIT (1UL << 47)
 
-#define REGION_WORDS ((SCN_MAX_REGIONS + 63) / 64)
-
 /* Pages read from pagemap, and peeked, per round trip. */
 #define OBSERVE_BATCH KPEEK_MAX
 /* kpageflags entries read at a time while walking a folio. */
@@ -51,11 +49,12 @@
 
 #define KPF(bit) (1ULL << (bit))
 
+/* Per-region state is sized by the scenario's regions (see model.c). */
 struct kernel_proc {
 	pid_t pid;		/* 0 before fork, after exit, if fork failed */
-	uint64_t regions[REGION_WORDS];	/* the regions it has */
+	uint64_t *regions;	/* the regions it has */
 	/* Each region's length in this process: resize changes it. */
-	unsigned long len[SCN_MAX_REGIONS];
+	unsigned long *len;
 };
 
 struct kernel_region {
@@ -87,7 +86,11 @@ struct kernel {
 	int parent[SCN_MAX_PROCS];
 	struct kproc_env env;
 	struct kernel_proc procs[SCN_MAX_PROCS];
-	struct kernel_region regions[SCN_MAX_REGIONS];
+	size_t region_words;		/* of a process's region bitmap */
+	struct kernel_region *regions;	/* the scenario's nr_regions */
+	uint64_t *region_bits;		/* every process's bitmap */
+	unsigned long *lens;		/* every process's lengths */
+	struct ktouch touch[KTOUCH_MAX];	/* one KOP_TOUCH's runs */
 	struct utsname uts;
 	/* observe */
 	uint64_t pm[OBSERVE_BATCH];
@@ -158,18 +161,25 @@ static unsigned long region_align(const struct kernel *k)
 	return k->pmd_size > SCN_REGION_ALIGN ? k->pmd_size : SCN_REGION_ALIGN;
 }
 
+/*
+ * Rooms are address arithmetic, not reservations: nothing is mapped past
+ * a region's end, the next region is only placed beyond.  4096 regions
+ * with the default room (about 66M each) take under 300G of the 128T.
+ */
 static int place_region(struct kernel *k, int region, unsigned long at,
-			unsigned long len)
+			unsigned long len, unsigned long room)
 {
 	unsigned long align = region_align(k);
 	unsigned long base = round_up(k->cursor, align);
+	unsigned long span = room > len ? room : len;
 
 	if (base < k->cursor || base > KERNEL_ADDR_LIMIT ||
-	    len > KERNEL_ADDR_LIMIT || at > KERNEL_ADDR_LIMIT - len ||
-	    at + len > KERNEL_ADDR_LIMIT - base)
+	    span > KERNEL_ADDR_LIMIT || at > KERNEL_ADDR_LIMIT - span ||
+	    at + span > KERNEL_ADDR_LIMIT - base)
 		return -ENOMEM;
 	k->regions[region].addr = base + at;
-	k->regions[region].room_end = scenario_room_end(base + at + len);
+	k->regions[region].room_end = scenario_region_room_end(base + at, len,
+								room);
 	k->regions[region].placed = true;
 	k->cursor = round_up(k->regions[region].room_end, align) + align;
 	return 0;
@@ -431,10 +441,131 @@ static int do_fork(struct kernel *k, int proc, const struct stmt *st,
 		process_died(k, st->child);
 		return -EIO;
 	}
-	memcpy(child->regions, k->procs[proc].regions, sizeof(child->regions));
-	memcpy(child->len, k->procs[proc].len, sizeof(child->len));
+	memcpy(child->regions, k->procs[proc].regions,
+	       k->region_words * sizeof(*child->regions));
+	memcpy(child->len, k->procs[proc].len,
+	       k->s->nr_regions * sizeof(*child->len));
 	res->child_faults = hello.faults;
 	return 0;
+}
+
+/*
+ * Start the scenario process @id from the coordinator itself, as P0 is:
+ * not forked from any scenario process, so no mm is copied and no page
+ * of another process is write-protected (what vfork + execve leave
+ * alone).  It serves its own subtree, whose pipe ends it takes over.
+ */
+static int start_root(struct kernel *k, int id)
+{
+	pid_t pid;
+	int i;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(k->kpf_fd);
+		kproc_serve(&k->env, id);
+	}
+	k->procs[id].pid = pid;
+	for (i = 0; i < k->s->nr_procs; i++) {
+		if (!kproc_in_subtree(&k->env, i, id))
+			continue;
+		close_fd(&k->fds[i][KFD_CMD_R]);
+		close_fd(&k->fds[i][KFD_REPLY_W]);
+	}
+	return 0;
+}
+
+/*
+ * spawn: the child is a new process with nothing of the scenario's; the
+ * parent takes no part, as after posix_spawn its memory is untouched.
+ */
+static int do_spawn(struct kernel *k, const struct stmt *st,
+		    struct stmt_result *res)
+{
+	int ret = start_root(k, st->child);
+
+	res->faults = 0;
+	res->child_faults = 0;
+	return ret;
+}
+
+/*
+ * exec: every scenario mapping of the process goes.  They all lie in the
+ * span [span_lo, span_hi), which holds nothing of the process's own
+ * (check_addresses_free()), so one munmap is the whole old address space.
+ */
+static int do_exec(struct kernel *k, int proc, struct stmt_result *res)
+{
+	struct kernel_proc *p = &k->procs[proc];
+	struct kcmd c;
+
+	memset(p->regions, 0, k->region_words * sizeof(*p->regions));
+	memset(p->len, 0, k->s->nr_regions * sizeof(*p->len));
+	if (k->cursor == KERNEL_FIRST_ADDR)
+		return 0;
+	init_cmd(k, &c, KOP_MUNMAP);
+	c.addr = c.span_lo;
+	c.len = c.span_hi - c.span_lo;
+	return do_simple(k, proc, &c, res);
+}
+
+/* Send the @n runs gathered in k->touch; the faults add up. */
+static int touch_send(struct kernel *k, int proc, const struct stmt *st,
+		      unsigned long n, struct stmt_result *res)
+{
+	struct kreply r;
+	struct kcmd c;
+	int ret;
+
+	if (!n)
+		return 0;
+	init_cmd(k, &c, KOP_TOUCH);
+	c.len = n;
+	c.value = st->value;
+	ret = call(k, proc, &c, k->touch, n * sizeof(k->touch[0]), &r, NULL,
+		   NULL);
+	if (ret)
+		return ret;
+	res->faults += r.faults;
+	return r.err;
+}
+
+/*
+ * touch: the runs go to the process KTOUCH_MAX at a time.  The first
+ * access refused stops the statement there, as in the model; a region
+ * that never got an address is refused at its first access.
+ */
+static int do_touch(struct kernel *k, int proc, const struct stmt *st,
+		    struct stmt_result *res)
+{
+	unsigned long n = 0;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < st->nr_items; i++) {
+		const struct scn_touch *it = &st->items[i];
+		const struct kernel_region *r = &k->regions[it->region];
+
+		if (!r->placed) {
+			ret = touch_send(k, proc, st, n, res);
+			return ret ? ret : EFAULT;
+		}
+		k->touch[n].addr = r->addr + (unsigned long)it->pgoff *
+					     k->page_size;
+		k->touch[n].count = it->count;
+		k->touch[n].write = it->write;
+		if (++n < KTOUCH_MAX)
+			continue;
+		ret = touch_send(k, proc, st, n, res);
+		if (ret)
+			return ret;
+		n = 0;
+	}
+	return touch_send(k, proc, st, n, res);
 }
 
 static int do_exit(struct kernel *k, int proc)
@@ -566,6 +697,12 @@ static int do_resize(struct kernel *k, int proc, const struct stmt *st,
 	ret = do_simple(k, proc, &c, res);
 	if (!ret)
 		*len = st->len;
+	/*
+	 * Inside the room nothing is in the way: ENOMEM is the commit
+	 * limit refusing the grow (a `room` of many gigabytes), as for mmap.
+	 */
+	if (ret == ENOMEM && st->len > c.len)
+		mmap_refused(k, st->len - c.len);
 	return ret;
 }
 
@@ -587,7 +724,7 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	case ST_MMAP:
 		/* The region is the process's even if the mapping fails. */
 		proc_add_region(p, st->region, st->len);
-		ret = place_region(k, st->region, st->at, st->len);
+		ret = place_region(k, st->region, st->at, st->len, st->room);
 		if (ret)
 			return ret;
 		init_cmd(k, &c, KOP_MMAP);	/* the span grew */
@@ -655,7 +792,7 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	}
 	case ST_MREMAP:
 		proc_add_region(p, st->new_region, st->len);
-		ret = place_region(k, st->new_region, st->at, st->len);
+		ret = place_region(k, st->new_region, st->at, st->len, 0);
 		if (ret)
 			return ret;
 		init_cmd(k, &c, KOP_MREMAP);
@@ -668,6 +805,12 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		return do_split(k, proc, st, res);
 	case ST_RESIZE:
 		return do_resize(k, proc, st, res);
+	case ST_TOUCH:
+		return do_touch(k, proc, st, res);
+	case ST_SPAWN:
+		return do_spawn(k, st, res);
+	case ST_EXEC:
+		return do_exec(k, proc, res);
 	case ST_MTHP:
 	case ST_OBSERVE:
 		break;
@@ -960,12 +1103,43 @@ static bool uses_dio(const struct scenario *s)
 	return false;
 }
 
+static void kernel_free_regions(struct kernel *k)
+{
+	free(k->regions);
+	free(k->region_bits);
+	free(k->lens);
+	k->regions = NULL;
+	k->region_bits = NULL;
+	k->lens = NULL;
+}
+
+/* The per-region state of @s's regions and processes, all zero. */
+static int kernel_alloc_regions(struct kernel *k, const struct scenario *s)
+{
+	size_t nr = s->nr_regions ? s->nr_regions : 1;
+	int i;
+
+	k->region_words = (nr + 63) / 64;
+	k->regions = calloc(nr, sizeof(*k->regions));
+	k->region_bits = calloc((size_t)s->nr_procs * k->region_words,
+				sizeof(*k->region_bits));
+	k->lens = calloc((size_t)s->nr_procs * nr, sizeof(*k->lens));
+	if (!k->regions || !k->region_bits || !k->lens) {
+		kernel_free_regions(k);
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->nr_procs; i++) {
+		k->procs[i].regions = k->region_bits + i * k->region_words;
+		k->procs[i].len = k->lens + i * nr;
+	}
+	return 0;
+}
+
 static void kernel_reset(struct kernel *k)
 {
 	int i, j;
 
 	memset(k->procs, 0, sizeof(k->procs));
-	memset(k->regions, 0, sizeof(k->regions));
 	for (i = 0; i < SCN_MAX_PROCS; i++) {
 		for (j = 0; j < 4; j++)
 			k->fds[i][j] = -1;
@@ -1001,6 +1175,7 @@ static void kernel_teardown(struct kernel *k)
 	if (k->thp_applied)
 		thp_settings_restore();
 	k->thp_applied = false;
+	kernel_free_regions(k);
 }
 
 /* Where the run's regions will lie: [KERNEL_FIRST_ADDR, the end). */
@@ -1013,12 +1188,12 @@ static unsigned long regions_end(struct kernel *k, const struct scenario *s)
 		const struct stmt *st = &s->stmts[i];
 
 		if (st->kind == ST_MMAP)
-			place_region(k, st->region, st->at, st->len);
+			place_region(k, st->region, st->at, st->len, st->room);
 		else if (st->kind == ST_MREMAP)
-			place_region(k, st->new_region, st->at, st->len);
+			place_region(k, st->new_region, st->at, st->len, 0);
 	}
 	end = k->cursor;
-	memset(k->regions, 0, sizeof(k->regions));
+	memset(k->regions, 0, s->nr_regions * sizeof(*k->regions));
 	k->cursor = KERNEL_FIRST_ADDR;
 	return end;
 }
@@ -1073,6 +1248,7 @@ static int check_addresses_free(struct kernel *k, const struct scenario *s)
 static bool allocates_anon(const struct stmt *st)
 {
 	switch (st->kind) {
+	case ST_TOUCH:		/* its w runs, item by item */
 	case ST_WRITE:
 	case ST_DIO_READ:
 	case ST_REGISTER:
@@ -1086,28 +1262,44 @@ static bool allocates_anon(const struct stmt *st)
 	}
 }
 
-static unsigned long scenario_anon_bound(const struct scenario *s)
+/* @len more bytes written to @region by @proc, in 2M blocks, capped. */
+static void anon_add(const struct scenario *s, unsigned long *bytes,
+		     int proc, int region, unsigned long len)
 {
 	const unsigned long block = SCN_REGION_ALIGN;
+	unsigned long *b = &bytes[proc * s->nr_regions + region];
+	unsigned long cap = round_up(s->regions[region].max_len, block);
+
+	*b += round_up(len, block);
+	if (*b > cap)
+		*b = cap;
+}
+
+static unsigned long scenario_anon_bound(const struct scenario *s)
+{
 	unsigned long *bytes, total = 0;
 	int i;
 
-	bytes = calloc((size_t)SCN_MAX_PROCS * SCN_MAX_REGIONS, sizeof(*bytes));
+	bytes = calloc((size_t)s->nr_procs * s->nr_regions, sizeof(*bytes));
 	if (!bytes)
 		return ULONG_MAX;
 	for (i = 0; i < s->nr_stmts; i++) {
 		const struct stmt *st = &s->stmts[i];
-		unsigned long cap, *b;
+		unsigned int j;
 
 		if (!allocates_anon(st))
 			continue;
-		b = &bytes[st->proc * SCN_MAX_REGIONS + st->region];
-		cap = round_up(s->regions[st->region].max_len, block);
-		*b += round_up(st->len, block);
-		if (*b > cap)
-			*b = cap;
+		if (st->kind != ST_TOUCH) {
+			anon_add(s, bytes, st->proc, st->region, st->len);
+			continue;
+		}
+		for (j = 0; j < st->nr_items; j++)
+			if (st->items[j].write)
+				anon_add(s, bytes, st->proc, st->items[j].region,
+					 (unsigned long)st->items[j].count *
+					 s->page_size);
 	}
-	for (i = 0; i < SCN_MAX_PROCS * SCN_MAX_REGIONS; i++)
+	for (i = 0; i < s->nr_procs * s->nr_regions; i++)
 		total += bytes[i];
 	free(bytes);
 	return total;
@@ -1153,7 +1345,6 @@ static int kernel_probe(struct kernel *k, const struct scenario *s)
 static int kernel_spawn_p0(struct kernel *k)
 {
 	struct sigaction ign;
-	pid_t pid;
 	int i;
 
 	for (i = 0; i < k->s->nr_procs; i++) {
@@ -1177,23 +1368,11 @@ static int kernel_spawn_p0(struct kernel *k)
 	if (sigaction(SIGPIPE, &ign, &k->old_sigpipe))
 		return -errno;
 	k->sigpipe_saved = true;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		close(k->kpf_fd);
-		kproc_serve(&k->env, 0);
-	}
-	k->procs[0].pid = pid;
-	/* Every process's own ends are in P0 or its descendants now. */
-	for (i = 0; i < k->s->nr_procs; i++) {
-		close_fd(&k->fds[i][KFD_CMD_R]);
-		close_fd(&k->fds[i][KFD_REPLY_W]);
-	}
-	return 0;
+	/*
+	 * The ends of P0's subtree go with it; those of a process a spawn
+	 * will start (and of its subtree) stay here until then.
+	 */
+	return start_root(k, 0);
 }
 
 static int kernel_start(struct backend *b, const struct scenario *s)
@@ -1210,6 +1389,9 @@ static int kernel_start(struct backend *b, const struct scenario *s)
 	k->page_size = sysconf(_SC_PAGESIZE);
 	k->pmd_size = read_ulong_file(THP_SYSFS_DIR "/hpage_pmd_size",
 				      SCN_REGION_ALIGN);
+	ret = kernel_alloc_regions(k, s);
+	if (ret)
+		goto fail;
 
 	ret = kernel_probe(k, s);
 	if (ret)

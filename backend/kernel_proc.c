@@ -153,6 +153,7 @@ static struct {
 static struct kcmd cmd;
 static struct kreply rep;
 static struct rusage ru_before, ru_after, ru_fork;
+static struct ktouch touch_buf[KTOUCH_MAX];
 static unsigned long peek_addr[KPEEK_MAX];
 static uint8_t peek_byte[KPEEK_MAX];
 static uint8_t iobuf[IOBUF_SIZE] __attribute__((aligned(4096)));
@@ -297,6 +298,7 @@ static void prefault(void)
 	touch(&ru_before, sizeof(ru_before));
 	touch(&ru_after, sizeof(ru_after));
 	touch(&ru_fork, sizeof(ru_fork));
+	touch(touch_buf, sizeof(touch_buf));
 	touch(peek_addr, sizeof(peek_addr));
 	touch(peek_byte, sizeof(peek_byte));
 	touch(iobuf, sizeof(iobuf));
@@ -346,15 +348,35 @@ static void __attribute__((noinline)) access_loop(void)
 	}
 }
 
-/* A SIGSEGV stops the loop with EFAULT; the stores before it stay. */
-static int do_access(void)
+/* The loop of touch: each run's pages in order, one access each. */
+static void __attribute__((noinline)) touch_loop(void)
+{
+	unsigned long i, page = srv.env->page_size;
+	const struct ktouch *t;
+	volatile uint8_t *p;
+	uint32_t n;
+
+	for (i = 0; i < cmd.len; i++) {
+		t = &touch_buf[i];
+		p = (volatile uint8_t *)t->addr;
+		for (n = t->count; n; n--, p += page) {
+			if (t->write)
+				*p = (uint8_t)cmd.value;
+			else
+				(void)*p;
+		}
+	}
+}
+
+/* A SIGSEGV stops @loop with EFAULT; the stores before it stay. */
+static int do_access(void (*loop)(void))
 {
 	if (sigsetjmp(access_env, 1)) {
 		in_access = 0;
 		return EFAULT;
 	}
 	in_access = 1;
-	access_loop();
+	loop();
 	in_access = 0;
 	return 0;
 }
@@ -635,7 +657,16 @@ static void run_command(void)
 	case KOP_WRITE:
 	case KOP_READ:
 		measure_begin();
-		rep.err = do_access();
+		rep.err = do_access(access_loop);
+		measure_end();
+		break;
+	case KOP_TOUCH:
+		if (cmd.len > KTOUCH_MAX ||
+		    kio_read_full(srv.cmd_fd, touch_buf,
+				  cmd.len * sizeof(touch_buf[0])))
+			_exit(1);
+		measure_begin();
+		rep.err = do_access(touch_loop);
 		measure_end();
 		break;
 	case KOP_FORK:

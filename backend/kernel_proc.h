@@ -40,10 +40,24 @@ enum kop {
 	KOP_SPLIT_BLOCK,	/* addr: mprotect one page to prot2, back to prot */
 	KOP_PEEK,		/* len addresses follow; replies with len bytes */
 	KOP_RESIZE,		/* addr len new_len: mremap in place */
+	KOP_TOUCH,		/* len struct ktouch follow; value */
 };
 
 /* At most this many addresses follow one KOP_PEEK. */
 #define KPEEK_MAX 4096
+
+/*
+ * One run of a touch: @count pages from @addr, stored to (@write) or
+ * loaded.  At most KTOUCH_MAX follow one KOP_TOUCH; a longer touch is
+ * several commands, their faults summed.
+ */
+struct ktouch {
+	unsigned long addr;
+	uint32_t count;
+	uint32_t write;
+};
+
+#define KTOUCH_MAX 4096
 
 struct kcmd {
 	int op;			/* enum kop */

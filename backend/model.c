@@ -36,16 +36,19 @@
 #define MODEL_ADDR_LIMIT (1UL << 47)
 #endif
 
-#define REGION_WORDS ((SCN_MAX_REGIONS + 63) / 64)
-
 /* pb_observe() is asked for this many pages at a time. */
 #define OBSERVE_BATCH 256
 
+/*
+ * The per-region state of a process is sized by the scenario's regions
+ * (up to SCN_MAX_REGIONS of them), allocated at start: a bitmap of
+ * region_words words and nr_regions lengths.
+ */
 struct model_proc {
 	struct pb_proc *pb;	/* NULL before fork, after exit, if fork failed */
-	uint64_t regions[REGION_WORDS];	/* the regions it has */
+	uint64_t *regions;	/* the regions it has */
 	/* Each region's length in this process: resize changes it. */
-	unsigned long len[SCN_MAX_REGIONS];
+	unsigned long *len;
 };
 
 struct model_region {
@@ -67,8 +70,11 @@ struct model {
 	unsigned long page_size;
 	unsigned long cursor;	/* next free address for a region */
 	uint8_t *page_buf;	/* one page, for the device side of dio-write */
+	size_t region_words;	/* of a process's region bitmap */
 	struct model_proc procs[SCN_MAX_PROCS];
-	struct model_region regions[SCN_MAX_REGIONS];
+	struct model_region *regions;	/* the scenario's nr_regions */
+	uint64_t *region_bits;		/* every process's bitmap */
+	unsigned long *lens;		/* every process's lengths */
 	struct model_handle handles[SCN_MAX_HANDLES];
 };
 
@@ -107,19 +113,24 @@ static unsigned long region_align(void)
 	return pmd > SCN_REGION_ALIGN ? pmd : SCN_REGION_ALIGN;
 }
 
-/* Give @region an address: @at past a fresh aligned block, @len long. */
+/*
+ * Give @region an address: @at past a fresh aligned block, @len long,
+ * with @room to grow (mmap's `room`, 0 for the default).
+ */
 static int place_region(struct model *m, int region, unsigned long at,
-			unsigned long len)
+			unsigned long len, unsigned long room)
 {
 	unsigned long align = region_align();
 	unsigned long base = round_up(m->cursor, align);
+	unsigned long span = room > len ? room : len;
 
 	if (base < m->cursor || base > MODEL_ADDR_LIMIT ||
-	    len > MODEL_ADDR_LIMIT || at > MODEL_ADDR_LIMIT - len ||
-	    at + len > MODEL_ADDR_LIMIT - base)
+	    span > MODEL_ADDR_LIMIT || at > MODEL_ADDR_LIMIT - span ||
+	    at + span > MODEL_ADDR_LIMIT - base)
 		return -ENOMEM;
 	m->regions[region].addr = base + at;
-	m->regions[region].room_end = scenario_room_end(base + at + len);
+	m->regions[region].room_end = scenario_region_room_end(base + at, len,
+								room);
 	m->regions[region].placed = true;
 	m->cursor = round_up(m->regions[region].room_end, align) + align;
 	return 0;
@@ -157,7 +168,7 @@ static int do_mmap(struct model *m, struct model_proc *p,
 	/* The region is the process's even if the mapping fails, as in the
 	 * parser's picture: a snapshot then shows it absent. */
 	proc_add_region(p, st->region, st->len);
-	ret = place_region(m, st->region, st->at, st->len);
+	ret = place_region(m, st->region, st->at, st->len, st->room);
 	if (ret)
 		return ret;
 	addr = m->regions[st->region].addr;
@@ -208,9 +219,91 @@ static int do_fork(struct model *m, struct model_proc *p,
 	}
 	/* The child has the regions its parent has now, at the same
 	 * addresses. */
-	memcpy(child->regions, p->regions, sizeof(child->regions));
-	memcpy(child->len, p->len, sizeof(child->len));
+	memcpy(child->regions, p->regions,
+	       m->region_words * sizeof(*p->regions));
+	memcpy(child->len, p->len, m->s->nr_regions * sizeof(*p->len));
 	res->child_faults = pb_proc_faults(child->pb);
+	return 0;
+}
+
+/*
+ * spawn: vfork + execve.  The child gets a new, empty mm, and the parent's
+ * is left alone: no page table is copied, nothing is write-protected, so
+ * neither side takes a fault for it.
+ */
+static int do_spawn(struct model *m, const struct stmt *st,
+		    struct stmt_result *res)
+{
+	struct model_proc *child = &m->procs[st->child];
+	int ret;
+
+	ret = pb_proc_create(&child->pb);
+	if (ret) {
+		child->pb = NULL;
+		return ret;
+	}
+	res->child_faults = pb_proc_faults(child->pb);
+	return 0;
+}
+
+/*
+ * exec: the old address space goes as munmap takes a mapping (exit_mmap()
+ * does the same work), region by region over all it may have grown to;
+ * the process lives on with none.
+ */
+static int do_exec(struct model *m, struct model_proc *p)
+{
+	const struct model_region *r;
+	size_t w;
+	int ret, region;
+
+	for (w = 0; w < m->region_words; w++) {
+		while (p->regions[w]) {
+			region = w * 64 + __builtin_ctzll(p->regions[w]);
+			p->regions[w] &= p->regions[w] - 1;
+			p->len[region] = 0;
+			r = &m->regions[region];
+			if (!r->placed)
+				continue;
+			ret = pb_munmap(p->pb, r->addr, r->room_end - r->addr);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * touch: each item's pages in order, one load or store each, as the
+ * one-page reads and writes it stands for; the first access Linux refuses
+ * stops the statement, and what was stored before it stays.
+ */
+static int do_touch(struct model *m, struct model_proc *p,
+		    const struct stmt *st)
+{
+	const struct scn_touch *it, *end = st->items + st->nr_items;
+	unsigned long addr, last;
+	uint8_t val;
+	int ret;
+
+	for (it = st->items; it < end; it++) {
+		const struct model_region *r = &m->regions[it->region];
+
+		if (!r->placed)
+			return -EFAULT;
+		addr = r->addr + (unsigned long)it->pgoff * m->page_size;
+		last = addr + (unsigned long)(it->count - 1) * m->page_size;
+		for (;; addr += m->page_size) {
+			if (it->write)
+				ret = pb_store(p->pb, 0, addr, st->value);
+			else
+				ret = pb_load(p->pb, 0, addr, &val);
+			if (ret)
+				return ret;
+			if (addr == last)
+				break;
+		}
+	}
 	return 0;
 }
 
@@ -325,7 +418,7 @@ static int do_mremap(struct model *m, struct model_proc *p,
 	int ret;
 
 	proc_add_region(p, st->new_region, st->len);
-	ret = place_region(m, st->new_region, st->at, st->len);
+	ret = place_region(m, st->new_region, st->at, st->len, 0);
 	if (ret)
 		return ret;
 	return pb_mremap_flags(p->pb, old_addr, st->len,
@@ -408,6 +501,12 @@ static int model_do(struct model *m, struct model_proc *p,
 		return pb_split_pmd(p->pb, addr, st->len);
 	case ST_RESIZE:
 		return do_resize(m, p, st);
+	case ST_TOUCH:
+		return do_touch(m, p, st);
+	case ST_SPAWN:
+		return do_spawn(m, st, res);
+	case ST_EXEC:
+		return do_exec(m, p);
 	case ST_MTHP:
 	case ST_OBSERVE:
 		break;
@@ -557,12 +656,39 @@ static int apply_thp_policies(const struct scenario *s)
 	return 0;
 }
 
-static void model_reset(struct model *m)
+static void model_free_regions(struct model *m)
 {
+	free(m->regions);
+	free(m->region_bits);
+	free(m->lens);
+	m->regions = NULL;
+	m->region_bits = NULL;
+	m->lens = NULL;
+}
+
+/* The per-region state of @s's regions and processes, all zero. */
+static int model_reset(struct model *m, const struct scenario *s)
+{
+	size_t nr = s->nr_regions ? s->nr_regions : 1;
+	int i;
+
 	memset(m->procs, 0, sizeof(m->procs));
-	memset(m->regions, 0, sizeof(m->regions));
 	memset(m->handles, 0, sizeof(m->handles));
 	m->cursor = MODEL_FIRST_ADDR;
+	m->region_words = (nr + 63) / 64;
+	m->regions = calloc(nr, sizeof(*m->regions));
+	m->region_bits = calloc((size_t)s->nr_procs * m->region_words,
+				sizeof(*m->region_bits));
+	m->lens = calloc((size_t)s->nr_procs * nr, sizeof(*m->lens));
+	if (!m->regions || !m->region_bits || !m->lens) {
+		model_free_regions(m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->nr_procs; i++) {
+		m->procs[i].regions = m->region_bits + i * m->region_words;
+		m->procs[i].len = m->lens + i * nr;
+	}
+	return 0;
 }
 
 static int model_start(struct backend *b, const struct scenario *s)
@@ -581,7 +707,9 @@ static int model_start(struct backend *b, const struct scenario *s)
 	m->s = s;
 	m->base.arch = pb_arch_name();
 	m->page_size = pb_page_size();
-	model_reset(m);
+	ret = model_reset(m, s);
+	if (ret)
+		goto fail;
 
 	/* Offsets were checked against the scenario's page size. */
 	ret = -EINVAL;
@@ -601,6 +729,7 @@ static int model_start(struct backend *b, const struct scenario *s)
 fail:
 	free(m->page_buf);
 	m->page_buf = NULL;
+	model_free_regions(m);
 	pb_fini();
 	m->running = false;
 	return ret < 0 ? ret : -EIO;
@@ -625,6 +754,7 @@ static int model_finish(struct backend *b)
 	}
 	free(m->page_buf);
 	m->page_buf = NULL;
+	model_free_regions(m);
 	pb_fini();
 	m->running = false;
 	return 0;

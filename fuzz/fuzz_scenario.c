@@ -45,13 +45,14 @@ static unsigned long sat_add(unsigned long a, unsigned long b)
  * each access of write and read, each page of a GUP range, each page of
  * each region of each process an observe may walk (as if every process
  * had every region, resized to its largest), each page mremap may move,
- * each PMD range a split, resize, munmap, mprotect or madvise may walk;
- * and one per statement for the check after it.
+ * each PMD range a split, resize, munmap, mprotect or madvise may walk,
+ * each access of a touch, each PMD of the rooms an exec unmaps; and one
+ * per statement for the check after it.
  */
 static unsigned long scenario_work(const struct scenario *s)
 {
 	unsigned long work = 0, region_pages = 0, page = s->page_size;
-	unsigned long procs = 1;
+	unsigned long procs = 1, room_pmds = 0;
 	int i;
 
 	for (i = 0; i < s->nr_stmts; i++) {
@@ -61,10 +62,20 @@ static unsigned long scenario_work(const struct scenario *s)
 		switch (st->kind) {
 		case ST_MMAP:
 			region_pages = sat_add(region_pages, st->len / page);
+			room_pmds = sat_add(room_pmds, 1 +
+				s->regions[st->region].room_len / SCN_REGION_ALIGN);
 			break;
 		case ST_MREMAP:
 			region_pages = sat_add(region_pages, st->len / page);
+			room_pmds = sat_add(room_pmds, 1 +
+				s->regions[st->new_region].room_len / SCN_REGION_ALIGN);
 			w = sat_add(w, st->len / page);
+			break;
+		case ST_TOUCH:
+			w = sat_add(w, st->nr_accesses);
+			break;
+		case ST_EXEC:
+			w = sat_add(w, room_pmds);
 			break;
 		case ST_RESIZE:
 			/* a grow adds pages to observe; a shrink walks PMDs */
@@ -89,6 +100,7 @@ static unsigned long scenario_work(const struct scenario *s)
 			w = sat_add(w, st->len / SCN_REGION_ALIGN);
 			break;
 		case ST_FORK:
+		case ST_SPAWN:
 			procs++;
 			break;
 		case ST_OBSERVE:

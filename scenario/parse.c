@@ -26,6 +26,12 @@
 
 /* The longest statement (write with both options) has 9 tokens. */
 #define SCN_MAX_TOKENS 16
+/*
+ * touch is the exception: a recorded trace packs thousands of accesses
+ * into one statement.  Its tokens are bounded too, so a runaway line is an
+ * error on its line rather than an allocation the size of the file.
+ */
+#define SCN_MAX_TOUCH_TOKENS (1 << 20)
 
 /* Tokens are quoted in messages up to this many characters, then "...". */
 #define MSG_TOKEN_MAX 40
@@ -35,6 +41,14 @@
 #define BARE "%.*s%s"
 
 #define REGION_WORDS ((SCN_MAX_REGIONS + 63) / 64)
+
+/*
+ * Region names by hash: a trace names thousands of regions and a touch
+ * looks one up per @R.  Open addressing, at most half full.
+ */
+#define REGION_HASH_SIZE (2 * SCN_MAX_REGIONS)
+_Static_assert((REGION_HASH_SIZE & (REGION_HASH_SIZE - 1)) == 0,
+	       "REGION_HASH_SIZE is a power of two");
 
 enum handle_kind { HANDLE_REGISTER, HANDLE_VMSPLICE };
 
@@ -55,7 +69,10 @@ struct parser {
 	bool alive[SCN_MAX_PROCS];
 	uint64_t has_region[SCN_MAX_PROCS][REGION_WORDS];
 	struct handle_state handles[SCN_MAX_HANDLES];
+	int region_hash[REGION_HASH_SIZE];	/* region id + 1, 0 if free */
 	const struct verb *verb;	/* statement being parsed */
+	char **tok;			/* the line's tokens, tok_cap of them */
+	int tok_cap;
 };
 
 struct verb {
@@ -246,14 +263,36 @@ static int find_handle(const struct scenario *s, const char *name)
 	return find_name(s->handle_names, s->nr_handles, name);
 }
 
-static int find_region(const struct scenario *s, const char *name)
+static unsigned int region_hash(const char *name)
 {
-	int i;
+	uint32_t h = 2166136261u;	/* FNV-1a */
 
-	for (i = 0; i < s->nr_regions; i++)
-		if (!strcmp(s->regions[i].name, name))
-			return i;
-	return -1;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h & (REGION_HASH_SIZE - 1);
+}
+
+/* The id of region @name, or -1; *@slot is where it is or would go. */
+static int find_region_slot(const struct parser *p, const char *name,
+			    unsigned int *slot)
+{
+	unsigned int i = region_hash(name);
+	int id;
+
+	while ((id = p->region_hash[i] - 1) >= 0) {
+		if (!strcmp(p->s->regions[id].name, name))
+			break;
+		i = (i + 1) & (REGION_HASH_SIZE - 1);
+	}
+	*slot = i;
+	return id;
+}
+
+static int find_region(const struct parser *p, const char *name)
+{
+	unsigned int slot;
+
+	return find_region_slot(p, name, &slot);
 }
 
 static bool proc_has_region(const struct parser *p, int proc, int region)
@@ -316,27 +355,29 @@ static int new_proc(struct parser *p, const char *tok, int parent)
 
 /*
  * A region @tok of @len bytes, @at past a 2M boundary, created by (and so
- * belonging to) @proc.
+ * belonging to) @proc; @room is mmap's `room`, 0 for the default.
  */
 static int new_region(struct parser *p, const char *tok, unsigned long at,
-		      unsigned long len, int proc)
+		      unsigned long len, unsigned long room, int proc)
 {
 	struct scenario *s = p->s;
+	unsigned int slot;
 	int id;
 
 	if (check_name(p, "region", tok))
 		return -1;
-	if (find_region(s, tok) >= 0)
+	if (find_region_slot(p, tok, &slot) >= 0)
 		return perr(p, "region " TOK
 			    " already exists (region names are global)",
 			    TOK_ARG(tok));
 	if (s->nr_regions == SCN_MAX_REGIONS)
 		return perr(p, "too many regions (at most %d)", SCN_MAX_REGIONS);
 	id = s->nr_regions++;
+	p->region_hash[slot] = id + 1;
 	strcpy(s->regions[id].name, tok);
 	s->regions[id].len = len;
 	s->regions[id].max_len = len;
-	s->regions[id].room_len = scenario_room_end(at + len) - at;
+	s->regions[id].room_len = scenario_region_room_end(at, len, room) - at;
 	proc_add_region(p, proc, id);
 	return id;
 }
@@ -349,7 +390,7 @@ static int take_region(struct parser *p, const struct stmt *st,
 
 	if (check_name(p, "region", tok))
 		return -1;
-	id = find_region(p->s, tok);
+	id = find_region(p, tok);
 	if (id < 0)
 		return perr(p, "unknown region " TOK, TOK_ARG(tok));
 	if (!proc_has_region(p, st->proc, id))
@@ -539,8 +580,8 @@ static int take_at(struct parser *p, const char *what, const char *tok,
 }
 
 /*
- * mmap's options after PROT: "at OFF", "hugepage" or "nohugepage", and
- * "populate", in any order, each at most once.
+ * mmap's options after PROT: "at OFF", "room LEN", "hugepage" or
+ * "nohugepage", and "populate", in any order, each at most once.
  */
 static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
 			      int nr)
@@ -549,7 +590,24 @@ static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
 	int i, v;
 
 	for (i = 0; i < nr; i++) {
-		if (!strcmp(arg[i], "at")) {
+		if (!strcmp(arg[i], "room")) {
+			if (st->room)
+				return perr(p, "room given twice");
+			if (i + 1 == nr)
+				return perr(p, "room needs a length after it");
+			if (take_page_multiple(p, "room", arg[++i], &st->room))
+				return -1;
+			if (st->room < st->len)
+				return perr(p, "room " TOK " is shorter than the"
+					    " mapping (%#lx): it is the length"
+					    " the region may grow to",
+					    TOK_ARG(arg[i]), st->len);
+			if (st->room > SCN_MAX_REGION_LEN)
+				return perr(p, "room " TOK " is larger than a"
+					    " region may be (%luG)",
+					    TOK_ARG(arg[i]),
+					    SCN_MAX_REGION_LEN >> 30);
+		} else if (!strcmp(arg[i], "at")) {
 			if (have_at)
 				return perr(p, "at given twice");
 			if (i + 1 == nr)
@@ -570,7 +628,7 @@ static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
 			st->huge = v;
 		} else {
 			return perr(p, "bad mmap flag " TOK ": expected at OFF,"
-				    " hugepage, nohugepage or populate",
+				    " room LEN, hugepage, nohugepage or populate",
 				    TOK_ARG(arg[i]));
 		}
 	}
@@ -586,10 +644,10 @@ static int parse_mmap(struct parser *p, struct stmt *st, char **arg, int nr)
 	if (len > SCN_MAX_REGION_LEN)
 		return perr(p, "LEN " TOK " is larger than a region may be (%luG)",
 			    TOK_ARG(arg[1]), SCN_MAX_REGION_LEN >> 30);
+	st->len = len;
 	if (parse_mmap_options(p, st, arg + 3, nr - 3))
 		return -1;
-	st->len = len;
-	st->region = new_region(p, arg[0], st->at, len, st->proc);
+	st->region = new_region(p, arg[0], st->at, len, st->room, st->proc);
 	return st->region < 0 ? -1 : 0;
 }
 
@@ -685,19 +743,165 @@ static int parse_fork(struct parser *p, struct stmt *st, char **arg, int nr)
 	return st->child < 0 ? -1 : 0;
 }
 
-static int parse_exit(struct parser *p, struct stmt *st, char **arg, int nr)
+/*
+ * spawn Q: vfork + execve, or posix_spawn.  Q starts with an address space
+ * of its own, empty: it has no region of P's.
+ */
+static int parse_spawn(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	st->child = new_proc(p, arg[0], -1);
+	return st->child < 0 ? -1 : 0;
+}
+
+/*
+ * exit or exec (@how: "exits", "execs") while holding a handle: a handle
+ * outliving its holder, or the memory it was taken on, would have nobody
+ * to release it.
+ */
+static int check_no_handles(struct parser *p, const struct stmt *st,
+			    const char *how)
 {
 	int i;
 
-	/* A handle outliving its holder would have nobody to release it. */
 	for (i = 0; i < p->s->nr_handles; i++)
 		if (p->handles[i].held && p->handles[i].holder == st->proc)
-			return perr(p, "%s exits while holding handle '%s';"
+			return perr(p, "%s %s while holding handle '%s';"
 				    " %s it first", p->s->proc_names[st->proc],
-				    p->s->handle_names[i],
+				    how, p->s->handle_names[i],
 				    p->handles[i].kind == HANDLE_REGISTER ?
 				    "unregister" : "drain");
+	return 0;
+}
+
+static int parse_exit(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	if (check_no_handles(p, st, "exits"))
+		return -1;
 	p->alive[st->proc] = false;
+	return 0;
+}
+
+/* exec: every region P has goes; P lives on with none. */
+static int parse_exec(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	if (check_no_handles(p, st, "execs"))
+		return -1;
+	memset(p->has_region[st->proc], 0, sizeof(p->has_region[st->proc]));
+	return 0;
+}
+
+/* ---- touch ------------------------------------------------------------ */
+
+/* The N of OFF+N: a decimal count of at least 1. */
+static int take_touch_count(struct parser *p, const char *tok,
+			    unsigned long *out)
+{
+	const char *c = tok;
+	unsigned long v = 0;
+
+	if (!is_digit(*c))
+		goto bad;
+	for (; is_digit(*c); c++) {
+		/* Past a region's pages anyway: the range check says so. */
+		if (v < (1UL << 40))
+			v = v * 10 + (*c - '0');
+	}
+	if (*c)
+		goto bad;
+	if (!v)
+		return perr(p, "touch count +" BARE " must be at least 1",
+			    TOK_ARG(tok));
+	*out = v;
+	return 0;
+bad:
+	return perr(p, "bad touch count +" BARE ": expected a decimal number",
+		    TOK_ARG(tok));
+}
+
+/* Append @count accesses from page @pgoff, merged with a run it extends. */
+static void touch_add(struct stmt *st, int region, unsigned long pgoff,
+		      unsigned long count, bool write)
+{
+	struct scn_touch *last = st->nr_items ? &st->items[st->nr_items - 1] :
+						NULL;
+
+	st->nr_accesses += count;
+	if (last && last->region == region && last->write == write &&
+	    (unsigned long)last->pgoff + last->count == pgoff) {
+		last->count += count;
+		return;
+	}
+	last = &st->items[st->nr_items++];
+	last->region = region;
+	last->pgoff = pgoff;
+	last->count = count;
+	last->write = write;
+}
+
+/*
+ * touch ITEM...: @R picks the region, r or w the access, OFF or OFF+N
+ * are accesses of one page or N consecutive ones.  Each token is at most
+ * one item, so @nr items is enough room.
+ */
+static int parse_touch(struct parser *p, struct stmt *st, char **arg, int nr)
+{
+	unsigned long region_pages = 0, off, count, ps = p->s->page_size;
+	int region = -1, kind = -1, i;
+	struct scn_touch *items;
+	char *plus;
+
+	st->value = default_value(st->number);
+	st->items = malloc((nr ? nr : 1) * sizeof(*st->items));
+	if (!st->items)
+		return perr(p, "out of memory");
+	for (i = 0; i < nr; i++) {
+		char *tok = arg[i];
+
+		if (tok[0] == '@') {
+			region = take_region(p, st, tok + 1);
+			if (region < 0)
+				return -1;
+			region_pages = p->s->regions[region].max_len / ps;
+			continue;
+		}
+		if (!strcmp(tok, "r") || !strcmp(tok, "w")) {
+			kind = tok[0] == 'w';
+			continue;
+		}
+		if (!is_digit(tok[0]))
+			return perr(p, "bad touch item " TOK ": expected @REGION,"
+				    " r, w, OFF or OFF+N", TOK_ARG(tok));
+		if (region < 0)
+			return perr(p, "touch offset " TOK " before any @REGION",
+				    TOK_ARG(tok));
+		if (kind < 0)
+			return perr(p, "touch offset " TOK " before r or w",
+				    TOK_ARG(tok));
+		count = 1;
+		plus = strchr(tok, '+');
+		if (plus) {
+			*plus = '\0';
+			if (take_touch_count(p, plus + 1, &count))
+				return -1;
+		}
+		if (take_page_multiple(p, "touch offset", tok, &off))
+			return -1;
+		off /= ps;
+		if (off >= region_pages || count > region_pages - off)
+			return perr(p, "touch " BARE "%s%s lies outside region %s"
+				    " (length %#lx)", TOK_ARG(tok),
+				    plus ? "+" : "", plus ? plus + 1 : "",
+				    p->s->regions[region].name,
+				    region_pages * ps);
+		touch_add(st, region, off, count, kind);
+	}
+	if (!st->nr_items)
+		return perr(p, "touch with no access: usage is '%s'",
+			    p->verb->usage);
+	/* Merged runs leave the array longer than it needs to be. */
+	items = realloc(st->items, st->nr_items * sizeof(*st->items));
+	if (items)
+		st->items = items;
 	return 0;
 }
 
@@ -746,7 +950,7 @@ static int parse_mremap(struct parser *p, struct stmt *st, char **arg, int nr)
 				    p->verb->usage);
 		st->dontunmap = true;
 	}
-	st->new_region = new_region(p, arg[3], st->at, st->len, st->proc);
+	st->new_region = new_region(p, arg[3], st->at, st->len, 0, st->proc);
 	return st->new_region < 0 ? -1 : 0;
 }
 
@@ -780,8 +984,8 @@ static int parse_resize(struct parser *p, struct stmt *st, char **arg, int nr)
 
 static const struct verb verbs[] = {
 	{ "mmap", ST_MMAP,
-	  "P mmap R LEN PROT [at OFF] [hugepage|nohugepage] [populate]", 3, 7,
-	  parse_mmap },
+	  "P mmap R LEN PROT [at OFF] [room LEN] [hugepage|nohugepage]"
+	  " [populate]", 3, 9, parse_mmap },
 	{ "munmap", ST_MUNMAP, "P munmap R OFF LEN", 3, 3, parse_range_only },
 	{ "mprotect", ST_MPROTECT, "P mprotect R OFF LEN PROT", 4, 4,
 	  parse_mprotect },
@@ -809,6 +1013,10 @@ static const struct verb verbs[] = {
 	{ "mmap-fixed", ST_MMAP_FIXED, "P mmap-fixed R OFF LEN PROT", 4, 4,
 	  parse_mprotect },
 	{ "resize", ST_RESIZE, "P resize R LEN", 2, 2, parse_resize },
+	{ "touch", ST_TOUCH, "P touch @R r|w OFF[+N]...", 0,
+	  SCN_MAX_TOUCH_TOKENS, parse_touch },
+	{ "spawn", ST_SPAWN, "P spawn Q", 1, 1, parse_spawn },
+	{ "exec", ST_EXEC, "P exec", 0, 0, parse_exec },
 };
 
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -959,11 +1167,17 @@ static int parse_process_statement(struct parser *p, struct stmt *st,
 
 /* ---- lines ------------------------------------------------------------ */
 
+/* Whether the line so far (@nr tokens) is a touch statement. */
+static bool is_touch(struct parser *p, int nr)
+{
+	return nr >= 2 && !strcmp(p->tok[1], "touch");
+}
+
 /*
- * Split @line in place into tokens, dropping the comment.  Returns the
- * number of tokens, or -1 after reporting too many.
+ * Split @line in place into tokens (p->tok), dropping the comment.
+ * Returns the number of tokens, or -1 after reporting too many.
  */
-static int tokenize(struct parser *p, char *line, char **tok)
+static int tokenize(struct parser *p, char *line)
 {
 	char *c = line;
 	int nr = 0;
@@ -972,20 +1186,33 @@ static int tokenize(struct parser *p, char *line, char **tok)
 		while (*c == ' ' || *c == '\t')
 			c++;
 		if (!*c || *c == '#')
-			return nr;
-		if (nr == SCN_MAX_TOKENS)
+			break;
+		if (nr == SCN_MAX_TOKENS && !is_touch(p, nr))
 			return perr(p, "too many tokens (at most %d)",
 				    SCN_MAX_TOKENS);
-		tok[nr++] = c;
+		if (nr == SCN_MAX_TOUCH_TOKENS + 2)
+			return perr(p, "touch too long: at most %d items in one"
+				    " statement (split it)", SCN_MAX_TOUCH_TOKENS);
+		if (nr == p->tok_cap) {
+			int cap = p->tok_cap * 2;
+			char **tok = realloc(p->tok, cap * sizeof(*tok));
+
+			if (!tok)
+				return perr(p, "out of memory");
+			p->tok = tok;
+			p->tok_cap = cap;
+		}
+		p->tok[nr++] = c;
 		while (*c && *c != ' ' && *c != '\t' && *c != '#')
 			c++;
 		if (*c == '#') {
 			*c = '\0';
-			return nr;
+			break;
 		}
 		if (*c)
 			*c++ = '\0';
 	}
+	return nr;
 }
 
 /* The statement as written: tokens joined by single spaces. */
@@ -1061,13 +1288,14 @@ static int check_printable(struct parser *p, const char *line)
 
 static int parse_line(struct parser *p, char *line)
 {
-	char *tok[SCN_MAX_TOKENS];
 	struct stmt *st;
+	char **tok;
 	int nr;
 
 	if (check_printable(p, line))
 		return -1;
-	nr = tokenize(p, line, tok);
+	nr = tokenize(p, line);
+	tok = p->tok;
 	if (nr <= 0)
 		return nr;
 	st = new_stmt(p);
@@ -1121,6 +1349,12 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 	p->s = s;
 	p->err = err;
 	p->in_settings = true;
+	p->tok_cap = SCN_MAX_TOKENS;
+	p->tok = malloc(p->tok_cap * sizeof(*p->tok));
+	if (!p->tok) {
+		fprintf(err, "%s: out of memory\n", name);
+		goto fail;
+	}
 	p->alive[0] = true;
 	if (!page_size || (page_size & (page_size - 1))) {
 		fprintf(err, "%s: page size %lu is not a power of two\n",
@@ -1158,9 +1392,12 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 	free(line);
 	if (ret)
 		goto fail;
+	free(p->tok);
 	free(p);
 	return s;
 fail:
+	if (p)
+		free(p->tok);
 	free(p);
 	scenario_free(s);
 	return NULL;
@@ -1298,8 +1535,10 @@ void scenario_free(struct scenario *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nr_stmts; i++)
+	for (i = 0; i < s->nr_stmts; i++) {
 		free(s->stmts[i].text);
+		free(s->stmts[i].items);
+	}
 	free(s->stmts);
 	free(s->file);
 	free(s);

@@ -83,7 +83,7 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 			record_errno_name(res->err, buf, sizeof(buf)));
 	} else {
 		fprintf(out, "faults %lu", res->faults);
-		if (st->kind == ST_FORK)
+		if (st->kind == ST_FORK || st->kind == ST_SPAWN)
 			fprintf(out, " (%s %lu)", s->proc_names[st->child],
 				res->child_faults);
 		if (st->kind == ST_DRAIN) {

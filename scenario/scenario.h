@@ -15,8 +15,13 @@
 #include <stdio.h>
 
 #define SCN_NAME_MAX 31
-#define SCN_MAX_PROCS 64
-#define SCN_MAX_REGIONS 256
+/*
+ * A traced program maps thousands of times, and region names are never
+ * reused: backends size their per-region state by the scenario's own
+ * nr_regions, on the heap.
+ */
+#define SCN_MAX_PROCS 128
+#define SCN_MAX_REGIONS 4096
 #define SCN_MAX_HANDLES 256
 
 /*
@@ -58,6 +63,18 @@ static inline unsigned long scenario_room_end(unsigned long end)
 }
 
 /*
+ * The end of the room of a region created at @start, @len long, with
+ * mmap's `room ROOM` (0: none given, the rule above).  A brk heap grows by
+ * hundreds of megabytes, so its scenario says how far.
+ */
+static inline unsigned long scenario_region_room_end(unsigned long start,
+						     unsigned long len,
+						     unsigned long room)
+{
+	return room ? start + room : scenario_room_end(start + len);
+}
+
+/*
  * mthp sizes with 4K pages, 16K << i for i < SCN_NR_MTHP_SIZES: 16K..2M,
  * what this machine's kernel offers (backend/thp_sysfs.c).  A scenario
  * parsed for another page size has its own list, the anon mTHP orders
@@ -88,6 +105,9 @@ enum stmt_kind {
 	ST_SPLIT,
 	ST_MMAP_FIXED,
 	ST_RESIZE,
+	ST_TOUCH,
+	ST_SPAWN,
+	ST_EXEC,
 	ST_OBSERVE,
 };
 
@@ -97,6 +117,20 @@ enum scn_prot { SCN_PROT_NONE, SCN_PROT_R, SCN_PROT_RW };
 enum scn_policy { SCN_POL_NEVER, SCN_POL_ALWAYS, SCN_POL_MADVISE, SCN_POL_INHERIT };
 
 enum scn_hugeflag { SCN_HUGE_DEFAULT, SCN_HUGE_HUGEPAGE, SCN_HUGE_NOHUGEPAGE };
+
+/*
+ * One item of a touch: @count accesses of consecutive pages from page
+ * @pgoff of region @region, loads or stores.  A trace has a million
+ * accesses, so an item is 12 bytes and runs are one item.
+ */
+struct scn_touch {
+	uint32_t pgoff;		/* in pages; a region has at most 2^24 */
+	uint32_t count;		/* >= 1 */
+	uint16_t region;	/* < SCN_MAX_REGIONS */
+	uint8_t write;
+};
+
+_Static_assert(SCN_MAX_REGIONS <= 65536, "scn_touch.region is 16 bits");
 
 struct stmt {
 	int number;		/* 1-based statement number */
@@ -111,10 +145,14 @@ struct stmt {
 	enum scn_prot prot;	/* mmap, mprotect */
 	enum scn_hugeflag huge;	/* mmap */
 	int advice;		/* madvise: Linux's MADV_* value */
-	int child;		/* fork: new process id */
+	int child;		/* fork, spawn: new process id */
 	int handle;		/* register/unregister/vmsplice/drain */
 	int new_region;		/* mremap: region id of S */
 	unsigned long at;	/* mmap, mremap: offset past a 2M-aligned address */
+	unsigned long room;	/* mmap: `room LEN`, 0 when not given */
+	struct scn_touch *items;	/* touch: malloc'd, in order */
+	unsigned int nr_items;
+	unsigned long nr_accesses;	/* touch: the items' counts summed */
 	bool populate;		/* mmap: MAP_POPULATE */
 	bool dontunmap;		/* mremap: MREMAP_DONTUNMAP */
 	unsigned long mthp_size;	/* mthp */

@@ -83,7 +83,7 @@ static const struct parse_error_case error_cases[] = {
 	{ "an extra token",
 	  "P0 exit now\n", "1: extra token 'now': usage is 'P exit'" },
 	{ "an extra token after mmap's flag",
-	  "P0 mmap A 4K rw at 4K hugepage populate x\n", "1: extra token 'x'" },
+	  "P0 mmap A 4K rw at 4K room 8K hugepage populate x\n", "1: extra token 'x'" },
 	{ "observe with an argument",
 	  "observe P0\n", "1: observe takes no arguments" },
 	/* mthp */
@@ -419,6 +419,103 @@ static void test_resize_ranges(void)
 		tap_diag("%s", err);
 	scenario_free(s);
 	free(err);
+}
+
+/*
+ * touch: items are stored compactly, a run one item whatever its length,
+ * adjacent accesses of one kind merged; the value is the statement's.
+ *
+ *   A (64K), B (8K): A's pages 0..3 stored as 0, 0x1000+2, 0x3000: one item
+ */
+static void test_touch_items(void)
+{
+	const struct scn_touch *it;
+	struct scenario *s;
+	char *err;
+
+	s = parse("P0 mmap A 64K rw\nP0 mmap B 8K rw\n"
+		  "P0 touch @A w 0 0x1000+2 0x3000 r 0x3000 @B r 4K @A w 0xf000\n",
+		  &err);
+	it = s ? s->stmts[2].items : NULL;
+	tap_ok(s && s->stmts[2].kind == ST_TOUCH && s->stmts[2].nr_items == 4 &&
+	       s->stmts[2].nr_accesses == 7 && s->stmts[2].value == 4 &&
+	       it[0].region == 0 && it[0].pgoff == 0 && it[0].count == 4 &&
+	       it[0].write && it[1].pgoff == 3 && !it[1].write &&
+	       it[2].region == 1 && it[2].pgoff == 1 && it[3].pgoff == 15,
+	       "touch: runs merge, kinds and regions split items");
+	if (!s)
+		tap_diag("%s", err);
+	scenario_free(s);
+	free(err);
+}
+
+/* A statement longer than a tokenizer's fixed array, up to the limit. */
+static void test_touch_long(void)
+{
+	const int nr = 200000;	/* tokens of "0x1000 ": 1.4M characters */
+	size_t cap = (size_t)nr * 8 + 256, len = 0;
+	char *text = malloc(cap), *err, *big;
+	struct scenario *s;
+	int i;
+
+	len += sprintf(text + len, "P0 mmap A 8K rw\nP0 touch @A");
+	for (i = 0; i < nr; i++)
+		len += sprintf(text + len, " %s", i % 2 ? "r 0x1000" : "w 0");
+	text[len++] = '\n';
+	text[len] = '\0';
+	s = parse(text, &err);
+	tap_ok(s && s->stmts[1].nr_items == (unsigned int)nr &&
+	       s->stmts[1].nr_accesses == (unsigned long)nr,
+	       "touch: a 1.4M-character line of %d items parses", nr);
+	scenario_free(s);
+	free(err);
+	free(text);
+
+	/* One token past the limit: 1 << 20 items after "P0 touch". */
+	cap = (1UL << 20) * 2 + 64;
+	big = malloc(cap);
+	len = sprintf(big, "P0 mmap A 8K rw\nP0 touch @A w");
+	for (i = 0; i < (1 << 20); i++) {
+		big[len++] = ' ';
+		big[len++] = '0';
+	}
+	big[len++] = '\n';
+	big[len] = '\0';
+	s = parse(big, &err);
+	tap_ok(!s && strstr(err, "t.scn:2: touch too long: at most 1048576 items"),
+	       "touch: too long is an error on its line");
+	scenario_free(s);
+	free(err);
+	free(big);
+}
+
+/* 4096 regions, looked up by name; the 4097th is refused. */
+static void test_many_regions(void)
+{
+	size_t cap = (size_t)(SCN_MAX_REGIONS + 2) * 48, len = 0;
+	char *text = malloc(cap), *err;
+	struct scenario *s;
+	int i;
+
+	for (i = 0; i < SCN_MAX_REGIONS; i++)
+		len += sprintf(text + len, "P0 mmap R%d 4K rw\n", i);
+	len += sprintf(text + len, "P0 touch @R4095 w 0 @R0 r 0 @R2048 w 0\n");
+	s = parse(text, &err);
+	tap_ok(s && s->nr_regions == SCN_MAX_REGIONS &&
+	       s->stmts[SCN_MAX_REGIONS].items[0].region == 4095 &&
+	       s->stmts[SCN_MAX_REGIONS].items[2].region == 2048,
+	       "regions: %d of them, found by name", SCN_MAX_REGIONS);
+	if (!s)
+		tap_diag("%s", err);
+	scenario_free(s);
+	free(err);
+	sprintf(text + len, "P0 mmap Z 4K rw\n");
+	s = parse(text, &err);
+	tap_ok(!s && strstr(err, "too many regions (at most 4096)"),
+	       "regions: the one past the limit is an error");
+	scenario_free(s);
+	free(err);
+	free(text);
 }
 
 static void test_handles_across_processes(void)
@@ -955,6 +1052,9 @@ int main(void)
 	test_parse_valid();
 	test_default_value_wraps();
 	test_resize_ranges();
+	test_touch_items();
+	test_touch_long();
+	test_many_regions();
 	test_handles_across_processes();
 	test_crlf();
 	test_parse_file();

@@ -25,6 +25,7 @@ struct record_flags {
 	const char *events;		/* also write the event stream here */
 	const char *from_events;	/* convert this stream; run nothing */
 	unsigned long buffer_kb;
+	bool no_aslr;
 	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
 };
 
@@ -32,7 +33,8 @@ static void record_usage(FILE *f)
 {
 	fputs("usage: ptebatch record [-o FILE.scn] [--mthp SIZE=POLICY]..."
 	      " [--buffer-kb N]\n"
-	      "                       [--events FILE] -- CMD [ARGS...]\n"
+	      "                       [--no-aslr] [--events FILE] -- CMD"
+	      " [ARGS...]\n"
 	      "       ptebatch record --from-events FILE [-o FILE.scn]\n"
 	      "\n"
 	      "record    run CMD (as root) under the kernel's tracepoints and"
@@ -56,6 +58,10 @@ static void record_usage(FILE *f)
 	      " a trace that\n"
 	      "                    lost events is an error that says what to"
 	      " use\n"
+	      "  --no-aslr         run CMD without address-space randomization,"
+	      " so that two\n"
+	      "                    recordings (say, 4K and --mthp 64K=always)"
+	      " place memory alike\n"
 	      "  --events FILE     also write the raw event stream (for"
 	      " --from-events)\n"
 	      "  --from-events FILE  convert a stored event stream instead of"
@@ -75,6 +81,12 @@ static int set_out(void *f, const char *v)
 static int set_events(void *f, const char *v)
 {
 	((struct record_flags *)f)->events = v;
+	return 0;
+}
+
+static int set_no_aslr(void *f, const char *v)
+{
+	((struct record_flags *)f)->no_aslr = true;
 	return 0;
 }
 
@@ -142,6 +154,7 @@ static const struct cli_option record_options[] = {
 	{ "-o", true, set_out },
 	{ "--mthp", true, set_mthp },
 	{ "--buffer-kb", true, set_buffer_kb },
+	{ "--no-aslr", false, set_no_aslr },
 	{ "--events", true, set_events },
 	{ "--from-events", true, set_from_events },
 	{ NULL, false, NULL },
@@ -275,6 +288,7 @@ static int record_main(int argc, char **argv)
 	}
 	to.argv = argv + dash + 1;
 	to.buffer_kb = rf.buffer_kb;
+	to.no_aslr = rf.no_aslr;
 	to.err = stderr;
 	memcpy(to.mthp, rf.mthp, sizeof(to.mthp));
 	if (rec_trace(&to, &s, &res)) {

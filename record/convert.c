@@ -41,7 +41,7 @@
 #define USER_ADDR_END	(1ULL << 47)
 
 /* How many accesses (or `@R`/`r`/`w` switches) one touch statement holds. */
-#define TOUCH_MAX_TOKENS 4096
+#define TOUCH_MAX_TOKENS 16384
 #define MAX_FDS 4096
 
 enum vmr_kind { VMR_ANON, VMR_FILE, VMR_SHARED };
@@ -70,12 +70,36 @@ struct cmm {
 	 */
 	struct region_len { int region; uint64_t len; } *lens;
 	size_t nr_lens, cap_lens;
+	int lineage;		/* the address space's line (see struct lineage) */
+	/* The region each cluster of the lineage has in this mm. */
+	struct cluster_region { int cluster; int region; } *cregs;
+	size_t nr_cregs, cap_cregs;
+};
+
+/*
+ * A lineage is one address space's history: a fresh one at each execve
+ * (and spawn), shared with the children it forks, whose addresses mean
+ * the same things.  The first pass notes every range its private
+ * anonymous mappings ever covered; ranges that overlap or touch form a
+ * cluster, and the second pass gives each cluster one region: reserved
+ * PROT_NONE from end to end, the program's mappings placed in it with
+ * mmap-fixed, its munmaps putting the reservation back.  Mappings Linux
+ * placed side by side so stay side by side, and merge into one VMA
+ * where Linux merged them (a large folio may cross their border, as it
+ * could in the program); the PROT_NONE rest is never touched, so it
+ * changes no fault.
+ */
+struct span { uint64_t lo, hi; };
+struct lineage {
+	struct span *s;
+	size_t nr, cap;
 };
 
 struct cregion {
 	char name[SCN_NAME_MAX + 1];
 	uint64_t base;		/* the address of offset 0 */
 	uint64_t room;		/* the length resize may reach */
+	bool reserved;		/* a cluster's: PROT_NONE where unmapped */
 };
 
 struct cproc {
@@ -118,6 +142,9 @@ struct conv {
 	uint64_t heap_room;
 	struct touch t;
 	int error;		/* the first -errno; output stops */
+	bool collect;		/* the first pass: note spans, write nothing */
+	struct lineage *lins;
+	int nr_lins, cap_lins, nr_lins_noted;
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -207,7 +234,7 @@ static void flush_touch(struct conv *c)
 	if (t->proc < 0)
 		return;
 	touch_end_run(c);
-	if (!c->error) {
+	if (!c->error && !c->collect) {
 		fprintf(c->out, "P%d touch%.*s\n", t->proc, (int)t->len, t->buf);
 		c->sum->statements++;
 		c->sum->touch_statements++;
@@ -253,7 +280,7 @@ emit(struct conv *c, int proc, const char *fmt, ...)
 	va_list ap;
 
 	flush_touch(c);
-	if (c->error)
+	if (c->error || c->collect)
 		return;
 	fprintf(c->out, "P%d ", proc);
 	va_start(ap, fmt);
@@ -265,7 +292,25 @@ emit(struct conv *c, int proc, const char *fmt, ...)
 
 /* ---- address spaces ---- */
 
-static int new_mm(struct conv *c)
+static int new_lineage(struct conv *c)
+{
+	if (c->nr_lins == c->cap_lins) {
+		int cap = c->cap_lins ? 2 * c->cap_lins : 16;
+		struct lineage *l = realloc(c->lins, (size_t)cap * sizeof(*l));
+
+		if (!l)
+			return c->error = -ENOMEM;
+		c->lins = l;
+		c->cap_lins = cap;
+	}
+	/* The second pass meets the lineages in the same order: kept. */
+	if (c->collect || c->nr_lins >= c->nr_lins_noted)
+		memset(&c->lins[c->nr_lins], 0, sizeof(c->lins[0]));
+	return c->nr_lins++;
+}
+
+/* @lineage: the parent's for a fork, -1 for a fresh address space. */
+static int new_mm(struct conv *c, int lineage)
 {
 	if (c->nr_mms == c->cap_mms) {
 		int cap = c->cap_mms ? 2 * c->cap_mms : 16;
@@ -276,9 +321,12 @@ static int new_mm(struct conv *c)
 		c->mms = m;
 		c->cap_mms = cap;
 	}
+	if (lineage < 0 && (lineage = new_lineage(c)) < 0)
+		return lineage;
 	memset(&c->mms[c->nr_mms], 0, sizeof(c->mms[0]));
 	c->mms[c->nr_mms].heap = -1;
 	c->mms[c->nr_mms].users = 1;
+	c->mms[c->nr_mms].lineage = lineage;
 	return c->nr_mms++;
 }
 
@@ -447,19 +495,48 @@ static uint64_t region_end(const struct cmm *m, int region)
 	return end;
 }
 
-/* munmap's effect on the picture and the statements for it. */
-static int unmap_range(struct conv *c, int proc, uint64_t s, uint64_t e)
+/*
+ * munmap's effect on the picture and the statements for it: munmap of
+ * each piece of a region, or for a cluster's region mmap-fixed PROT_NONE
+ * (the reservation back).  Pieces of region @except are dropped from the
+ * picture without a statement: the caller's mmap-fixed replaces them.
+ */
+static int unmap_range_except(struct conv *c, int proc, uint64_t s,
+			      uint64_t e, int except)
 {
 	struct cmm *m = &c->mms[c->procs[proc].mm];
-	size_t first, last;
+	size_t first, last, i;
 
-	for_anon_pieces(c, proc, s, e, "munmap", "");
 	if (vmr_range(c, m, s, e, &first, &last))
 		return c->error;
+	for (i = first; i < last; i++) {
+		struct vmr *v = &m->v[i];
+		struct cregion *r;
+		uint64_t pe = v->end;
+
+		if (v->kind != VMR_ANON || v->region == except)
+			continue;
+		r = &c->regions[v->region];
+		/* One statement for neighbouring pieces of one region. */
+		while (i + 1 < last && m->v[i + 1].kind == VMR_ANON &&
+		       m->v[i + 1].region == v->region && m->v[i + 1].start == pe)
+			pe = m->v[++i].end;
+		if (r->reserved)
+			emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " none",
+			     r->name, v->start - r->base, pe - v->start);
+		else
+			emit(c, proc, "munmap %s %#" PRIx64 " %#" PRIx64, r->name,
+			     v->start - r->base, pe - v->start);
+	}
 	vmr_delete(m, first, last);
 	if (m->heap >= 0 && !region_end(m, m->heap))
 		m->heap = -1;
 	return 0;
+}
+
+static int unmap_range(struct conv *c, int proc, uint64_t s, uint64_t e)
+{
+	return unmap_range_except(c, proc, s, e, -1);
 }
 
 static int new_region(struct conv *c, const char *prefix, int number,
@@ -467,7 +544,8 @@ static int new_region(struct conv *c, const char *prefix, int number,
 {
 	struct cregion *r;
 
-	if (c->nr_regions == SCN_MAX_REGIONS)
+	/* The first pass maps without clusters: more regions, none written. */
+	if (c->nr_regions == SCN_MAX_REGIONS && !c->collect)
 		return conv_fail(c, "the program made more than %d private"
 				 " anonymous mappings, more regions than a"
 				 " scenario may have", SCN_MAX_REGIONS);
@@ -484,6 +562,7 @@ static int new_region(struct conv *c, const char *prefix, int number,
 	snprintf(r->name, sizeof(r->name), "%s%d", prefix, number);
 	r->base = base;
 	r->room = room;
+	r->reserved = false;
 	c->sum->regions++;
 	return c->nr_regions++;
 }
@@ -546,6 +625,145 @@ static int covering_region(struct cmm *m, uint64_t s, uint64_t e)
 	return at >= e ? region : -1;
 }
 
+/* First pass: [lo, hi) was private anonymous memory in @proc's lineage. */
+static void note_span(struct conv *c, int proc, uint64_t lo, uint64_t hi)
+{
+	struct lineage *l = &c->lins[c->mms[c->procs[proc].mm].lineage];
+
+	if (!c->collect || hi <= lo)
+		return;
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct span *sp = realloc(l->s, cap * sizeof(*sp));
+
+		if (!sp) {
+			c->error = -ENOMEM;
+			return;
+		}
+		l->s = sp;
+		l->cap = cap;
+	}
+	l->s[l->nr].lo = lo;
+	l->s[l->nr++].hi = hi;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Between the passes: each lineage's spans merged into its clusters. */
+static void make_clusters(struct conv *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_lins; i++) {
+		struct lineage *l = &c->lins[i];
+		size_t n, out = 0;
+
+		if (!l->nr)
+			continue;
+		qsort(l->s, l->nr, sizeof(l->s[0]), cmp_span);
+		for (n = 1; n < l->nr; n++) {
+			if (l->s[n].lo <= l->s[out].hi) {
+				if (l->s[n].hi > l->s[out].hi)
+					l->s[out].hi = l->s[n].hi;
+			} else {
+				l->s[++out] = l->s[n];
+			}
+		}
+		l->nr = out + 1;
+	}
+	c->nr_lins_noted = c->nr_lins;
+}
+
+/*
+ * Second pass: the region of the cluster holding [lo, hi) in @proc's mm,
+ * made (reserved PROT_NONE end to end) when the mm has none yet; -1 where
+ * there is no cluster to use (the first pass, a cluster longer than a
+ * region may be): the caller then gives the mapping a region of its own.
+ * A cluster that is [lo, hi) itself needs no reservation: its region is
+ * made by a plain mmap of @prot (and @populate), and *@mapped says so.
+ */
+static int cluster_region(struct conv *c, int proc, uint64_t lo, uint64_t hi,
+			  const char *prefix, int prot, bool populate,
+			  bool *mapped)
+{
+	struct cmm *m = &c->mms[c->procs[proc].mm];
+	const struct lineage *l;
+	size_t a = 0, b, i;
+	char at[40];
+	int r;
+
+	if (c->collect || m->lineage >= c->nr_lins_noted)
+		return -1;
+	l = &c->lins[m->lineage];
+	b = l->nr;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+
+		if (l->s[mid].hi <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a >= l->nr || l->s[a].lo > lo || l->s[a].hi < hi ||
+	    l->s[a].hi - l->s[a].lo > SCN_MAX_REGION_LEN)
+		return -1;
+	*mapped = false;
+	for (i = 0; i < m->nr_cregs; i++)
+		if (m->cregs[i].cluster == (int)a)
+			return m->cregs[i].region;
+	if (m->nr_cregs == m->cap_cregs) {
+		size_t cap = m->cap_cregs ? 2 * m->cap_cregs : 16;
+		struct cluster_region *cr = realloc(m->cregs, cap * sizeof(*cr));
+
+		if (!cr)
+			return c->error = -ENOMEM;
+		m->cregs = cr;
+		m->cap_cregs = cap;
+	}
+	r = new_region(c, prefix, c->nr_regions + 1, l->s[a].lo,
+		       default_room(l->s[a].lo, l->s[a].hi - l->s[a].lo));
+	if (r < 0)
+		return r;
+	*mapped = l->s[a].lo == lo && l->s[a].hi == hi;
+	if (*mapped) {
+		struct vmr v = { lo, hi, r, VMR_ANON, (uint8_t)prot, false, false };
+
+		emit(c, proc, "mmap %s %#" PRIx64 " %s%s%s", c->regions[r].name,
+		     hi - lo, prot_word(prot), at_clause(at, sizeof(at), lo),
+		     populate ? " populate" : "");
+		if (vmr_add(c, m, &v))
+			return c->error;
+	} else {
+		c->regions[r].reserved = true;
+		emit(c, proc, "mmap %s %#" PRIx64 " none%s", c->regions[r].name,
+		     l->s[a].hi - l->s[a].lo,
+		     at_clause(at, sizeof(at), l->s[a].lo));
+	}
+	if (set_tracked_len(c, m, r, l->s[a].hi - l->s[a].lo))
+		return c->error;
+	m->cregs[m->nr_cregs].cluster = (int)a;
+	m->cregs[m->nr_cregs++].region = r;
+	return r;
+}
+
+/* [s, e) mapped anew with @prot inside cluster region @r. */
+static void map_in_cluster(struct conv *c, int proc, int r, uint64_t s,
+			   uint64_t e, int prot)
+{
+	struct vmr v = { s, e, r, VMR_ANON, (uint8_t)prot, false, false };
+
+	if (unmap_range_except(c, proc, s, e, r))
+		return;
+	emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " %s",
+	     c->regions[r].name, s - c->regions[r].base, e - s, prot_word(prot));
+	vmr_add(c, &c->mms[c->procs[proc].mm], &v);
+}
+
 static void do_mmap(struct conv *c, int proc, const struct rec_event *e)
 {
 	struct cmm *m = &c->mms[c->procs[proc].mm];
@@ -554,12 +772,29 @@ static void do_mmap(struct conv *c, int proc, const struct rec_event *e)
 		    (e->d & L_MAP_TYPE) == L_MAP_PRIVATE;
 	size_t first, last;
 	int prot = scn_prot_of(e->c), region;
+	bool mapped;
 
 	if (e->ret < 0 || !len)
 		return;
 	if (anon && len > SCN_MAX_REGION_LEN) {
 		c->sum->huge_mappings++;
 		anon = false;
+	}
+	if (anon)
+		note_span(c, proc, addr, addr + len);
+	if (anon && (region = cluster_region(c, proc, addr, addr + len, "m",
+					      prot, e->d & L_MAP_POPULATE,
+					      &mapped)) >= 0) {
+		if (mapped)
+			return;
+		map_in_cluster(c, proc, region, addr, addr + len, prot);
+		/* MAP_POPULATE: the faults it takes, as the advice takes them. */
+		if ((e->d & L_MAP_POPULATE) && prot != SCN_PROT_NONE)
+			emit(c, proc, "madvise %s %#" PRIx64 " %#" PRIx64 " %s",
+			     c->regions[region].name,
+			     addr - c->regions[region].base, len,
+			     prot == SCN_PROT_RW ? "populate-write" : "populate-read");
+		return;
 	}
 	if (anon && (region = covering_region(m, addr, addr + len)) >= 0) {
 		/* MAP_FIXED over the region's own pages: it stays the region. */
@@ -614,6 +849,12 @@ static void grow_region(struct conv *c, int proc, int region, uint64_t old_end,
 	struct cregion *r = &c->regions[region];
 	struct vmr *v;
 
+	note_span(c, proc, old_end, new_end);
+	if (r->reserved && new_end - r->base <= tracked_len(m, region)) {
+		/* Inside its cluster: the new part merges as Linux's grew. */
+		map_in_cluster(c, proc, region, old_end, new_end, prot);
+		return;
+	}
 	if (unmap_range(c, proc, old_end, new_end))
 		return;
 	v = vmr_find(m, old_end - 1);
@@ -641,7 +882,7 @@ static void shrink_region(struct conv *c, int proc, int region,
 	struct cregion *r = &c->regions[region];
 	size_t first, last;
 
-	if (new_end > r->base && region_whole(m, r, region) &&
+	if (!r->reserved && new_end > r->base && region_whole(m, r, region) &&
 	    region_end(m, region) == old_end &&
 	    tracked_len(m, region) == old_end - r->base) {
 		emit(c, proc, "resize %s %#" PRIx64, r->name, new_end - r->base);
@@ -688,6 +929,7 @@ static void do_mremap(struct conv *c, int proc, const struct rec_event *e)
 		return;
 	}
 	/* Moved: shrink first, move, then grow the new region. */
+	note_span(c, proc, to, to + new_len);
 	if (new_len < old_len && unmap_range(c, proc, old + new_len, old + old_len))
 		return;
 	moved = new_len < old_len ? new_len : old_len;
@@ -705,6 +947,11 @@ static void do_mremap(struct conv *c, int proc, const struct rec_event *e)
 		if (vmr_range(c, m, old, old + moved, &first, &last))
 			return;
 		vmr_delete(m, first, last);
+		/* A cluster keeps its reservation where the pages left. */
+		if (c->regions[copy.region].reserved)
+			emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " none",
+			     c->regions[copy.region].name,
+			     old - c->regions[copy.region].base, moved);
 	}
 	copy.start = to;
 	copy.end = to + moved;
@@ -737,6 +984,8 @@ static void do_brk(struct conv *c, int proc, const struct rec_event *e)
 	m->brk_cur = (uint64_t)e->ret;
 	if (new_end == old_end)
 		return;
+	if (new_end > hs)
+		note_span(c, proc, hs, new_end);
 	if (m->heap >= 0) {
 		int heap = m->heap;
 
@@ -750,8 +999,16 @@ static void do_brk(struct conv *c, int proc, const struct rec_event *e)
 	}
 	if (new_end > hs) {
 		struct vmr v = { hs, new_end, -1, VMR_ANON, SCN_PROT_RW, false, false };
-		int r;
+		bool mapped;
+		int r = cluster_region(c, proc, hs, new_end, "heap", SCN_PROT_RW,
+				       false, &mapped);
 
+		if (r >= 0) {
+			if (!mapped)
+				map_in_cluster(c, proc, r, hs, new_end, SCN_PROT_RW);
+			c->mms[c->procs[proc].mm].heap = r;
+			return;
+		}
 		if (unmap_range(c, proc, hs, new_end))
 			return;
 		r = new_region(c, "heap", ++c->nr_heaps, hs, c->heap_room);
@@ -932,7 +1189,7 @@ static void do_newtask(struct conv *c, struct ctask *parent,
 		add_task(c, child, pproc, pproc >= 0 && !(e->b & L_CLONE_THREAD));
 		return;
 	}
-	mm = new_mm(c);
+	mm = new_mm(c, c->mms[c->procs[pproc].mm].lineage);
 	if (mm < 0)
 		return;
 	q = new_proc(c, mm);
@@ -956,6 +1213,15 @@ static void do_newtask(struct conv *c, struct ctask *parent,
 	for (i = 0; i < pm->nr_lens; i++)
 		if (set_tracked_len(c, cm, pm->lens[i].region, pm->lens[i].len))
 			return;
+	if (pm->nr_cregs) {
+		cm->cregs = malloc(pm->nr_cregs * sizeof(*cm->cregs));
+		if (!cm->cregs) {
+			c->error = -ENOMEM;
+			return;
+		}
+		memcpy(cm->cregs, pm->cregs, pm->nr_cregs * sizeof(*cm->cregs));
+		cm->nr_cregs = cm->cap_cregs = pm->nr_cregs;
+	}
 	memcpy(c->procs[q].dio_fds, c->procs[pproc].dio_fds, MAX_FDS);
 	add_task(c, child, q, false);
 }
@@ -970,8 +1236,14 @@ static bool mm_has_regions(const struct cmm *m)
 	return false;
 }
 
-static void reset_mm(struct cmm *m)
+/* execve: the mm starts over, a new lineage. */
+static void reset_mm(struct conv *c, struct cmm *m)
 {
+	int l = new_lineage(c);
+
+	if (l >= 0)
+		m->lineage = l;
+	m->nr_cregs = 0;
 	m->nr = 0;
 	m->nr_lens = 0;
 	m->brk_known = false;
@@ -986,14 +1258,14 @@ static void do_execve(struct conv *c, struct ctask *t)
 		/* The root's first execve: the program starts, as P0. */
 		if (c->nr_procs)
 			return;
-		mm = new_mm(c);
+		mm = new_mm(c, -1);
 		if (mm < 0 || new_proc(c, mm) < 0)
 			return;
 		t->proc = 0;
 		return;
 	}
 	if (t->shares) {
-		mm = new_mm(c);
+		mm = new_mm(c, -1);
 		if (mm < 0)
 			return;
 		q = new_proc(c, mm);
@@ -1007,7 +1279,7 @@ static void do_execve(struct conv *c, struct ctask *t)
 	}
 	if (mm_has_regions(&c->mms[c->procs[t->proc].mm]))
 		emit(c, t->proc, "exec");
-	reset_mm(&c->mms[c->procs[t->proc].mm]);
+	reset_mm(c, &c->mms[c->procs[t->proc].mm]);
 }
 
 static void do_exit(struct conv *c, struct ctask *t, const struct rec_event *e)
@@ -1017,7 +1289,7 @@ static void do_exit(struct conv *c, struct ctask *t, const struct rec_event *e)
 	if (proc >= 0 && !t->shares && e->a && c->procs[proc].alive) {
 		emit(c, proc, "exit");
 		c->procs[proc].alive = false;
-		reset_mm(&c->mms[c->procs[proc].mm]);
+		reset_mm(c, &c->mms[c->procs[proc].mm]);
 		/* Its threads go with it. */
 		for (i = c->nr_tasks - 1; i >= 0; i--)
 			if (c->tasks[i].proc == proc && &c->tasks[i] != t &&
@@ -1116,6 +1388,8 @@ static void convert_event(struct conv *c, const struct rec_event *e)
 		return;
 	}
 	proc = t->proc;
+	if (c->collect && (e->kind == REC_FAULT_USER || e->kind == REC_FAULT_KERNEL))
+		return;		/* the first pass needs the mappings only */
 	if (proc < 0) {
 		if (e->kind == REC_FAULT_USER || e->kind == REC_FAULT_KERNEL)
 			c->sum->early_faults++;
@@ -1188,28 +1462,82 @@ void rec_summary_print(FILE *f, const struct rec_summary *s, const char *prefix)
 			" dio-read/dio-write\n", prefix, s->dio);
 }
 
+static int max_int(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* Forget one pass's picture (the lineages' clusters stay). */
+static void pass_free(struct conv *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_mms; i++) {
+		free(c->mms[i].v);
+		free(c->mms[i].lens);
+		free(c->mms[i].cregs);
+	}
+	free(c->mms);
+	c->mms = NULL;
+	c->nr_mms = c->cap_mms = 0;
+	free(c->regions);
+	c->regions = NULL;
+	c->nr_regions = c->cap_regions = 0;
+	c->nr_heaps = 0;
+	for (i = 0; i < c->nr_procs; i++)
+		free(c->procs[i].dio_fds);
+	c->nr_procs = 0;
+	free(c->tasks);
+	c->tasks = NULL;
+	c->nr_tasks = c->cap_tasks = 0;
+	c->t.proc = -1;
+	c->t.region = -1;
+	c->t.mode = 0;
+	c->t.len = 0;
+	c->t.tokens = 0;
+	c->t.run_n = 0;
+}
+
+/* One pass over the stream: the first notes spans, the second writes. */
+static void run_pass(struct conv *c, const struct rec_stream *s)
+{
+	size_t n;
+
+	memset(c->sum, 0, sizeof(*c->sum));
+	c->nr_lins = 0;
+	if (!add_task(c, s->root, -1, false))
+		return;
+	for (n = 0; n < s->nr && !c->error; n++)
+		convert_event(c, &s->ev[n]);
+	flush_touch(c);
+}
+
 int rec_convert(const struct rec_stream *s, const struct rec_convert_opts *o,
 		FILE *out, struct rec_summary *sum, FILE *err)
 {
 	struct rec_summary local = { 0 };
 	struct conv c = { .o = o, .err = err, .sum = sum ? sum : &local };
 	char *body = NULL;
-	size_t body_len = 0, n;
+	size_t body_len = 0;
 	int i;
 
-	memset(c.sum, 0, sizeof(*c.sum));
 	c.page = o->page_size ? o->page_size : 4096;
 	c.t.proc = -1;
 	c.t.region = -1;
-	c.out = open_memstream(&body, &body_len);
-	if (!c.out)
-		return -ENOMEM;
 	c.heap_room = heap_room(&c, s);
-	if (!add_task(&c, s->root, -1, false))
+	c.collect = true;
+	run_pass(&c, s);
+	pass_free(&c);
+	if (c.error)
 		goto out;
-	for (n = 0; n < s->nr && !c.error; n++)
-		convert_event(&c, &s->ev[n]);
-	flush_touch(&c);
+	make_clusters(&c);
+	c.collect = false;
+	c.out = open_memstream(&body, &body_len);
+	if (!c.out) {
+		c.error = -ENOMEM;
+		goto out;
+	}
+	run_pass(&c, s);
 	if (fclose(c.out) && !c.error)
 		c.error = -ENOMEM;
 	c.out = NULL;
@@ -1243,14 +1571,9 @@ out:
 		fclose(c.out);
 	free(body);
 	free(c.t.buf);
-	for (i = 0; i < c.nr_mms; i++) {
-		free(c.mms[i].v);
-		free(c.mms[i].lens);
-	}
-	free(c.mms);
-	free(c.regions);
-	for (i = 0; i < c.nr_procs; i++)
-		free(c.procs[i].dio_fds);
-	free(c.tasks);
+	pass_free(&c);
+	for (i = 0; i < max_int(c.nr_lins, c.nr_lins_noted); i++)
+		free(c.lins[i].s);
+	free(c.lins);
 	return c.error;
 }

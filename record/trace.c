@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -453,6 +454,10 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 		for (i = 0; i < 4; i++)
 			signal(fatal_sigs[i], SIG_DFL);
 		close(go[1]);
+		/* The same addresses every run: comparable recordings. */
+		if (o->no_aslr)
+			personality((unsigned long)personality(0xffffffff) |
+				    ADDR_NO_RANDOMIZE);
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
 		execvp(o->argv[0], o->argv);

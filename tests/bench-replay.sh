@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench-replay.sh - `ptebatch bench replay` on the model, and compressed
-# scenarios, as TAP.  The trace is examples/traces/toy.scn (write after
+# scenarios, as TAP.  The trace is tests/replay/toy.scn (write after
 # fork: a child dirties part of the heap and exits, the parent rewrites
 # it), one rep; only counters are held to anything, never times.
 #
@@ -19,7 +19,7 @@
 
 BUILD=${BUILD:-build}
 tool=$BUILD/ptebatch
-trace=examples/traces/toy.scn
+trace=tests/replay/toy.scn
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 . tests/tap.sh
@@ -82,7 +82,7 @@ for r in rows:
     for k in need:
         assert k in r, (k, r)
     assert r["bench"] == "replay" and r["backend"] == "model", r
-    assert r["trace"] == "examples/traces/toy.scn", r
+    assert r["trace"] == "tests/replay/toy.scn", r
     assert r["min_us"] <= r["median_us"] <= r["max_us"], r
 PY
 tap_result $? "the JSON has 20 rows, each with every column"

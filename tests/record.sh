@@ -7,8 +7,9 @@
 # tests/record/known.c, whose memory behaviour is known exactly; the THP
 # settings and tracefs left as they were; a ring buffer too small is an
 # error naming --buffer-kb; SIGINT stops the command and restores
-# everything; the recorded scenario replays equal on the model and the
-# kernel.
+# everything; the recorded scenario, the converter's expected scenarios
+# and the shipped traces (examples/traces/) replay equal on the model and
+# the kernel.
 #
 # Usage: BUILD=build [SAN=asan|tsan] sh tests/record.sh   (from the top of
 #        the tree)
@@ -192,10 +193,40 @@ else
 	not_ok "SIGINT: exit 130 within 10 s, sleep gone, THP and tracefs restored"
 fi
 
-# 7. The recording replays, equal on the model and on this kernel.
+# 7. The recording, the converter's scenarios and the shipped traces of
+#    real programs replay equal on the model and on this kernel.
 if [ -n "${SAN:-}" ]; then
 	skip "replay on the kernel backend (it skips under sanitizers)"
 else
+	for f in tests/record/*.scn examples/traces/*.scn examples/traces/*.scn.gz; do
+		[ -e "$f" ] || continue
+		"$TOOL" diff "$f" >"$tmp/diff" 2>&1
+		status=$?
+		if [ "$status" -eq 0 ]; then
+			ok "diff $f: model and kernel match"
+		elif [ "$status" -eq 4 ]; then
+			skip "diff $f: $(tail -1 "$tmp/diff")"
+		else
+			diag "$tmp/diff"
+			not_ok "diff $f: model and kernel match"
+		fi
+	done
+	# The traces again under 64K mTHP: a 4K trace replayed with large
+	# folios, where the model's and the kernel's choices must agree.
+	for f in examples/traces/*.scn; do
+		[ -e "$f" ] || continue
+		{ echo "mthp 64K always"; grep -v '^mthp' "$f"; } >"$tmp/64k.scn"
+		"$TOOL" diff "$tmp/64k.scn" >"$tmp/diff" 2>&1
+		status=$?
+		if [ "$status" -eq 0 ]; then
+			ok "diff $f under 64K mTHP: model and kernel match"
+		elif [ "$status" -eq 4 ]; then
+			skip "diff $f under 64K mTHP: $(tail -1 "$tmp/diff")"
+		else
+			diag "$tmp/diff"
+			not_ok "diff $f under 64K mTHP: model and kernel match"
+		fi
+	done
 	"$TOOL" diff "$tmp/known.scn" >"$tmp/diff" 2>&1
 	status=$?
 	if [ "$status" -eq 0 ]; then

@@ -19,7 +19,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* "scenario" or "ops": fuzz/corpus/NAME and fuzz/regressions/NAME. */
+/* "scenario", "ops" or "events": fuzz/corpus/NAME and fuzz/regressions/NAME. */
 extern const char fuzz_harness_name[];
 
 /*

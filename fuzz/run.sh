@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - run the libFuzzer harnesses for a bounded time (`make fuzz`).
 #
-#   FUZZ_TIME=60 FUZZ_BUILD=build-fuzz sh fuzz/run.sh scenario ops
+#   FUZZ_TIME=60 FUZZ_BUILD=build-fuzz sh fuzz/run.sh scenario ops events
 #
 # Each harness $FUZZ_BUILD/fuzz_NAME runs for FUZZ_TIME seconds, one after
 # the other, in one process (no -jobs), over two corpus directories:

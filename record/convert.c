@@ -402,6 +402,8 @@ static int vmr_range(struct conv *c, struct cmm *m, uint64_t s, uint64_t e,
 
 static void vmr_delete(struct cmm *m, size_t first, size_t last)
 {
+	if (first == last)
+		return;		/* also: no array yet */
 	memmove(&m->v[first], &m->v[last], (m->nr - last) * sizeof(m->v[0]));
 	m->nr -= last - first;
 }
@@ -457,6 +459,8 @@ static void for_anon_pieces(struct conv *c, int proc, uint64_t s, uint64_t e,
 	struct cmm *m = &c->mms[c->procs[proc].mm];
 	size_t i = vmr_after(m, s);
 
+	if (e <= s)
+		return;		/* empty, or past the end of the address space */
 	while (i < m->nr && m->v[i].start < e) {
 		struct vmr *v = &m->v[i];
 		uint64_t ps, pe;
@@ -507,6 +511,8 @@ static int unmap_range_except(struct conv *c, int proc, uint64_t s,
 	struct cmm *m = &c->mms[c->procs[proc].mm];
 	size_t first, last, i;
 
+	if (e <= s)
+		return 0;
 	if (vmr_range(c, m, s, e, &first, &last))
 		return c->error;
 	for (i = first; i < last; i++) {
@@ -594,6 +600,10 @@ static int map_region(struct conv *c, int proc, uint64_t addr, uint64_t len,
 	char at[40];
 	int r;
 
+	if (len > SCN_MAX_REGION_LEN) {
+		c->sum->huge_mappings++;
+		return 0;
+	}
 	r = new_region(c, "m", c->nr_regions + 1, addr, default_room(addr, len));
 	if (r < 0)
 		return r;
@@ -757,7 +767,7 @@ static void map_in_cluster(struct conv *c, int proc, int r, uint64_t s,
 {
 	struct vmr v = { s, e, r, VMR_ANON, (uint8_t)prot, false, false };
 
-	if (unmap_range_except(c, proc, s, e, r))
+	if (e <= s || unmap_range_except(c, proc, s, e, r))
 		return;
 	emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " %s",
 	     c->regions[r].name, s - c->regions[r].base, e - s, prot_word(prot));
@@ -860,7 +870,8 @@ static void grow_region(struct conv *c, int proc, int region, uint64_t old_end,
 	v = vmr_find(m, old_end - 1);
 	if (v && region_whole(m, r, region) && region_end(m, region) == old_end &&
 	    tracked_len(m, region) == old_end - r->base &&
-	    new_end - r->base <= r->room) {
+	    new_end - r->base <= r->room &&
+	    new_end - r->base <= SCN_MAX_REGION_LEN) {
 		emit(c, proc, "resize %s %#" PRIx64, r->name, new_end - r->base);
 		v->end = new_end;
 		set_tracked_len(c, m, region, new_end - r->base);
@@ -905,8 +916,21 @@ static void do_mremap(struct conv *c, int proc, const struct rec_event *e)
 	size_t first, last;
 	int s;
 
-	if (e->ret < 0 || !v)
+	/* Linux refuses these lengths; a stream that says otherwise lies. */
+	if (e->ret < 0 || !v || !old_len || !new_len)
 		return;
+	if (v->kind == VMR_ANON) {
+		/* The old range lies in one mapping, or Linux said EFAULT. */
+		size_t i = (size_t)(v - m->v);
+		uint64_t end = v->end;
+
+		while (i + 1 < m->nr && m->v[i + 1].start == end &&
+		       m->v[i + 1].kind == VMR_ANON &&
+		       m->v[i + 1].region == v->region)
+			end = m->v[++i].end;
+		if (old_len > end - old)
+			return;
+	}
 	copy = *v;
 	if (v->kind != VMR_ANON) {
 		/* A file mapping moved: only the picture changes. */
@@ -1003,6 +1027,10 @@ static void do_brk(struct conv *c, int proc, const struct rec_event *e)
 		int r = cluster_region(c, proc, hs, new_end, "heap", SCN_PROT_RW,
 				       false, &mapped);
 
+		if (r < 0 && new_end - hs > SCN_MAX_REGION_LEN) {
+			c->sum->huge_mappings++;
+			return;
+		}
 		if (r >= 0) {
 			if (!mapped)
 				map_in_cluster(c, proc, r, hs, new_end, SCN_PROT_RW);
@@ -1367,6 +1395,42 @@ static uint64_t heap_room(const struct conv *c, const struct rec_stream *s)
 	return room > SCN_MAX_REGION_LEN ? SCN_MAX_REGION_LEN : room;
 }
 
+/*
+ * Linux returns and accepts only page-aligned addresses in the memory
+ * system calls that succeed; a stream where one is not was not written
+ * by a kernel (or was damaged), and converting it would write ranges the
+ * language refuses.
+ */
+static bool event_aligned(struct conv *c, const struct rec_event *e)
+{
+	uint64_t addr;
+
+	switch (e->kind) {
+	case REC_MMAP:
+		addr = (uint64_t)e->ret;
+		break;
+	case REC_MUNMAP:
+	case REC_MPROTECT:
+	case REC_MADVISE:
+		addr = e->a;
+		break;
+	case REC_MREMAP:
+		addr = e->a | (e->ret >= 0 ? (uint64_t)e->ret : 0);
+		break;
+	default:
+		return true;
+	}
+	if (e->ret < 0 || (e->ret > 0 && e->kind != REC_MMAP &&
+	    e->kind != REC_MREMAP))
+		return true;	/* failed: nothing happened */
+	if (!(addr & (c->page - 1)))
+		return true;
+	conv_fail(c, "event at %" PRIu64 " (pid %d): %s at %#" PRIx64 " is not"
+		  " page-aligned: not a stream a kernel wrote", e->ts, e->pid,
+		  rec_kind_name(e->kind), addr);
+	return false;
+}
+
 static void convert_event(struct conv *c, const struct rec_event *e)
 {
 	struct ctask *t = find_task(c, e->pid);
@@ -1390,6 +1454,8 @@ static void convert_event(struct conv *c, const struct rec_event *e)
 	proc = t->proc;
 	if (c->collect && (e->kind == REC_FAULT_USER || e->kind == REC_FAULT_KERNEL))
 		return;		/* the first pass needs the mappings only */
+	if (!event_aligned(c, e))
+		return;
 	if (proc < 0) {
 		if (e->kind == REC_FAULT_USER || e->kind == REC_FAULT_KERNEL)
 			c->sum->early_faults++;
@@ -1564,6 +1630,10 @@ int rec_convert(const struct rec_stream *s, const struct rec_convert_opts *o,
 				scenario_mthp_size(i) >> 10, words[o->mthp[i]]);
 	}
 	fwrite(body, 1, body_len, out);
+	/* The language has no empty scenario; this one did nothing. */
+	if (!c.sum->statements)
+		fprintf(out, "# nothing in the trace touched private anonymous"
+			" memory\nP0 exit\n");
 	if (ferror(out))
 		c.error = -EIO;
 out:

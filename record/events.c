@@ -192,12 +192,19 @@ int rec_read_events(const char *name, FILE *in, struct rec_stream *s,
 	bool have_root = false;
 
 	s->root = 0;
-	while (getline(&line, &cap, in) >= 0) {
+	ssize_t got;
+
+	while ((got = getline(&line, &cap, in)) >= 0) {
 		struct rec_event e = { 0 };
 		const struct kind_desc *k;
 		int kind;
 
 		lineno++;
+		if (strlen(line) != (size_t)got) {
+			fprintf(err, "%s:%d: a NUL byte in the line\n", name,
+				lineno);
+			goto bad;
+		}
 		line[strcspn(line, "\r\n")] = '\0';
 		tok = strtok_r(line, " \t", &save);
 		if (!tok || tok[0] == '#')

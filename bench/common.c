@@ -336,14 +336,54 @@ static void plot_panel(FILE *f, const char *bench, char **scratch1,
 	}
 }
 
+FILE *bench_plot_script_open(char *script)
+{
+	int fd;
+	FILE *f;
+
+	strcpy(script, "/tmp/ptebatch-plot-XXXXXX");
+	fd = mkstemp(script);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		fprintf(stderr, "ptebatch: --plot: %s\n", strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(script);
+		}
+	}
+	return f;
+}
+
+int bench_plot_script_run(FILE *f, const char *script, const char *plot)
+{
+	char cmd[4200];
+	int status, err = 0;
+
+	if (fclose(f)) {
+		err = -errno;
+		fprintf(stderr, "ptebatch: --plot: %s: %s\n", script,
+			strerror(errno));
+		unlink(script);
+		return err;
+	}
+	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", script);
+	status = system(cmd);
+	if (status) {
+		fprintf(stderr, "ptebatch: --plot: gnuplot failed (status %d)"
+			" on %s\n", status, plot);
+		err = -EIO;
+	}
+	unlink(script);
+	return err;
+}
+
 int bench_plot(const struct bench_opts *o)
 {
-	char script[] = "/tmp/ptebatch-plot-XXXXXX";
+	char script[BENCH_PLOT_SCRIPT_LEN];
 	char **benches, **s1, **s2;
 	size_t nb, i;
-	int fd, status, err = 0;
-	char cmd[4200];
-	FILE *f;
+	int err = 0;
+	FILE *f = NULL;
 
 	if (!o->plot)
 		return 0;
@@ -359,13 +399,14 @@ int bench_plot(const struct bench_opts *o)
 	benches = calloc(nr_plot_rows, sizeof(*benches));
 	s1 = calloc(nr_plot_rows, sizeof(*s1));
 	s2 = calloc(nr_plot_rows, sizeof(*s2));
-	fd = mkstemp(script);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!benches || !s1 || !s2 || !f) {
-		err = errno ? -errno : -ENOMEM;
+	if (!benches || !s1 || !s2) {
+		err = -ENOMEM;
 		fprintf(stderr, "ptebatch: --plot: %s\n", strerror(-err));
-		if (fd >= 0 && !f)
-			close(fd);
+		goto out;
+	}
+	f = bench_plot_script_open(script);
+	if (!f) {
+		err = -EIO;
 		goto out;
 	}
 	nb = distinct(NULL, 0, benches);
@@ -385,21 +426,7 @@ int bench_plot(const struct bench_opts *o)
 	for (i = 0; i < nb; i++)
 		plot_panel(f, benches[i], s1, s2);
 	fputs("unset multiplot\n", f);
-	if (fclose(f)) {
-		err = -errno;
-		fprintf(stderr, "ptebatch: --plot: %s: %s\n", script,
-			strerror(errno));
-		goto out_unlink;
-	}
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", script);
-	status = system(cmd);
-	if (status) {
-		fprintf(stderr, "ptebatch: --plot: gnuplot failed (status %d)"
-			" on %s\n", status, o->plot);
-		err = -EIO;
-	}
-out_unlink:
-	unlink(script);
+	err = bench_plot_script_run(f, script, o->plot);
 out:
 	free(benches);
 	free(s1);

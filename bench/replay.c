@@ -577,8 +577,8 @@ static void plot_panel(FILE *f, const struct plot_trace *pt, bool time)
 
 int bench_replay_plot(const struct bench_opts *o)
 {
-	char script[] = "/tmp/ptebatch-plot-XXXXXX", cmd[4200];
-	int fd, i, status, err = 0;
+	char script[BENCH_PLOT_SCRIPT_LEN];
+	int i;
 	FILE *f;
 
 	if (!o->plot)
@@ -587,15 +587,9 @@ int bench_replay_plot(const struct bench_opts *o)
 		fprintf(stderr, "ptebatch: --plot: no rows to draw\n");
 		return -ENODATA;
 	}
-	fd = mkstemp(script);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		err = -errno;
-		fprintf(stderr, "ptebatch: --plot: %s\n", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
+	f = bench_plot_script_open(script);
+	if (!f)
+		return -EIO;
 	fprintf(f, "set terminal svg size 1000,%d dynamic background '#ffffff'\n"
 		"set termoption noenhanced\n"
 		"set output '%s'\n"
@@ -614,22 +608,7 @@ int bench_replay_plot(const struct bench_opts *o)
 		plot_panel(f, &plot_traces[i], true);
 	}
 	fputs("unset multiplot\n", f);
-	if (fclose(f)) {
-		err = -errno;
-		fprintf(stderr, "ptebatch: --plot: %s: %s\n", script,
-			strerror(errno));
-		unlink(script);
-		return err;
-	}
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", script);
-	status = system(cmd);
-	if (status) {
-		fprintf(stderr, "ptebatch: --plot: gnuplot failed (status %d)"
-			" on %s\n", status, o->plot);
-		err = -EIO;
-	}
-	unlink(script);
-	return err;
+	return bench_plot_script_run(f, script, o->plot);
 }
 
 /* ---- the benchmark -------------------------------------------------- */

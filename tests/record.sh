@@ -193,49 +193,36 @@ else
 	not_ok "SIGINT: exit 130 within 10 s, sleep gone, THP and tracefs restored"
 fi
 
+# ptebatch diff FILE $2, as test $1: match, skip (the kernel backend
+# cannot run it here) or a failure showing the difference.
+diff_one() {
+	"$TOOL" diff "$2" >"$tmp/diff" 2>&1
+	status=$?
+	if [ "$status" -eq 0 ]; then
+		ok "$1: model and kernel match"
+	elif [ "$status" -eq 4 ]; then
+		skip "$1: $(tail -1 "$tmp/diff")"
+	else
+		diag "$tmp/diff"
+		not_ok "$1: model and kernel match"
+	fi
+}
+
 # 7. The recording, the converter's scenarios and the shipped traces of
 #    real programs replay equal on the model and on this kernel.
 if [ -n "${SAN:-}" ]; then
 	skip "replay on the kernel backend (it skips under sanitizers)"
 else
 	for f in tests/record/*.scn examples/traces/*.scn examples/traces/*.scn.gz; do
-		[ -e "$f" ] || continue
-		"$TOOL" diff "$f" >"$tmp/diff" 2>&1
-		status=$?
-		if [ "$status" -eq 0 ]; then
-			ok "diff $f: model and kernel match"
-		elif [ "$status" -eq 4 ]; then
-			skip "diff $f: $(tail -1 "$tmp/diff")"
-		else
-			diag "$tmp/diff"
-			not_ok "diff $f: model and kernel match"
-		fi
+		[ -e "$f" ] && diff_one "diff $f" "$f"
 	done
 	# The traces again under 64K mTHP: a 4K trace replayed with large
 	# folios, where the model's and the kernel's choices must agree.
 	for f in examples/traces/*.scn; do
 		[ -e "$f" ] || continue
 		{ echo "mthp 64K always"; grep -v '^mthp' "$f"; } >"$tmp/64k.scn"
-		"$TOOL" diff "$tmp/64k.scn" >"$tmp/diff" 2>&1
-		status=$?
-		if [ "$status" -eq 0 ]; then
-			ok "diff $f under 64K mTHP: model and kernel match"
-		elif [ "$status" -eq 4 ]; then
-			skip "diff $f under 64K mTHP: $(tail -1 "$tmp/diff")"
-		else
-			diag "$tmp/diff"
-			not_ok "diff $f under 64K mTHP: model and kernel match"
-		fi
+		diff_one "diff $f under 64K mTHP" "$tmp/64k.scn"
 	done
-	"$TOOL" diff "$tmp/known.scn" >"$tmp/diff" 2>&1
-	status=$?
-	if [ "$status" -eq 0 ]; then
-		ok "the recorded scenario: model and kernel match"
-	elif [ "$status" -eq 4 ]; then
-		skip "the kernel backend cannot run it here: $(tail -1 "$tmp/diff")"
-	else
-		diag "$tmp/diff"
-		not_ok "the recorded scenario: model and kernel match"
-	fi
+	diff_one "the recorded known.c" "$tmp/known.scn"
 fi
 done_testing

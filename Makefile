@@ -176,9 +176,9 @@ check: tests
 # The seed tables at the seeds' sizes: about 11 s on a 2-core machine
 # (measured 2026-11-30), well under two minutes.  BENCH_SIZE=64M shrinks
 # every region.  Then every recorded trace (examples/traces/*.scn, and
-# .scn.gz) replayed under each folio size and preset: the toy trace takes
-# well under a second; a real one takes 6 runs (a first, 5 reps) of each
-# of 4 presets x 5 folio sizes, and of each folio size on the kernel.
+# .scn.gz) replayed under each folio size and preset: 6 runs (a first, 5
+# reps) of each of 4 presets x 5 folio sizes, and of each folio size on
+# the kernel; the four shipped traces take about 25 s (2026-12-02).
 BENCH_SIZE ?=
 BENCH_TRACES := $(sort $(wildcard examples/traces/*.scn examples/traces/*.scn.gz))
 bench: $(TOOL)

@@ -101,6 +101,7 @@ struct capture {
 static volatile sig_atomic_t stop_signal;
 static volatile pid_t child_pgid;
 static char instance_dir[256];
+static volatile sig_atomic_t mounted_here;	/* tracefs: we mounted it */
 
 /* The first asks the command to end; a second one insists. */
 static void on_stop_signal(int sig)
@@ -119,8 +120,12 @@ static void on_stop_signal(int sig)
  */
 static void on_fatal_signal(int sig)
 {
+	if (child_pgid > 0)
+		kill(-child_pgid, SIGKILL);
 	if (instance_dir[0])
 		rmdir(instance_dir);
+	if (mounted_here)
+		umount2(TRACEFS_PATH, MNT_DETACH);
 	thp_settings_restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -394,6 +399,7 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 			return fail(o->err, "cannot mount tracefs on %s: %s",
 				    TRACEFS_PATH, strerror(errno));
 		mounted = true;
+		mounted_here = 1;
 		fprintf(o->err, "ptebatch: record: mounted tracefs on %s (it"
 			" is unmounted again at the end)\n", TRACEFS_PATH);
 	}
@@ -478,8 +484,13 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 		goto out;
 	}
 	s->root = child;
-	if (write(go[1], "g", 1) != 1) {
-		fail(o->err, "cannot start the command: %s", strerror(errno));
+	/* Interrupted while setting up: the command never starts. */
+	if (stop_signal || write(go[1], "g", 1) != 1) {
+		if (stop_signal)
+			fail(o->err, "interrupted before the command started");
+		else
+			fail(o->err, "cannot start the command: %s",
+			     strerror(errno));
 		kill(child, SIGKILL);
 		goto out;
 	}
@@ -539,7 +550,9 @@ out:
 	if (cap.tep)
 		tep_free(cap.tep);
 	free(cap.pending);
-	if (mounted)
+	if (mounted) {
 		umount(TRACEFS_PATH);
+		mounted_here = 0;
+	}
 	return ret;
 }

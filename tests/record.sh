@@ -174,7 +174,14 @@ fi
 # 6. SIGINT stops the command and the trace; everything is put back.
 "$TOOL" record -o "$tmp/int.scn" -- sleep 30 2>"$tmp/err" &
 pid=$!
-sleep 1
+# Once the command runs (a sanitized build takes a while to get there):
+# a background job of a script starts with SIGINT ignored, until the
+# recorder installs its handler.
+i=0
+while ! pgrep -x -f "sleep 30" >/dev/null && [ "$i" -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 kill -INT "$pid"
 i=0
 while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 100 ]; do

@@ -47,7 +47,17 @@ static void *reserve(unsigned long bytes)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	/*
+	 * The memmap is touched sparsely (a block's entries when the block
+	 * is first handed out, a table's frame when it is allocated): on a
+	 * host whose THP setting is "always" each touch would take a 2M
+	 * page, and the model's host memory would follow the host's
+	 * setting (a kernel-backend run sets it) instead of what is in use.
+	 */
+	madvise(p, bytes, MADV_NOHUGEPAGE);
+	return p;
 }
 
 static void list_add_block(unsigned long pfn, unsigned int order)

@@ -131,20 +131,24 @@ struct conv {
 	struct rec_summary *sum;
 	unsigned long page;
 	struct cmm *mms;
-	int nr_mms, cap_mms;
+	int nr_mms;
+	size_t cap_mms;
 	struct cregion *regions;
-	int nr_regions, cap_regions;
+	int nr_regions;
+	size_t cap_regions;
 	int nr_heaps;
 	struct cproc procs[SCN_MAX_PROCS];
 	int nr_procs;
 	struct ctask *tasks;
-	int nr_tasks, cap_tasks;
+	int nr_tasks;
+	size_t cap_tasks;
 	uint64_t heap_room;
 	struct touch t;
 	int error;		/* the first -errno; output stops */
 	bool collect;		/* the first pass: note spans, write nothing */
 	struct lineage *lins;
-	int nr_lins, cap_lins, nr_lins_noted;
+	int nr_lins, nr_lins_noted;
+	size_t cap_lins;
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -161,6 +165,28 @@ conv_fail(struct conv *c, const char *fmt, ...)
 		c->error = -EINVAL;
 	}
 	return c->error;
+}
+
+/*
+ * Room for one more element in a growing array: *@arrp holds @nr elements
+ * of @size bytes with room for *@cap; a full one doubles.  0, or -ENOMEM
+ * with the array as it was.
+ */
+static int grow_array(void *arrp, size_t *cap, size_t nr, size_t size)
+{
+	void *arr, *bigger;
+	size_t n;
+
+	if (nr < *cap)
+		return 0;
+	n = *cap ? 2 * *cap : 16;
+	memcpy(&arr, arrp, sizeof(arr));
+	bigger = realloc(arr, n * size);
+	if (!bigger)
+		return -ENOMEM;
+	memcpy(arrp, &bigger, sizeof(bigger));
+	*cap = n;
+	return 0;
 }
 
 static uint64_t page_align(const struct conv *c, uint64_t x)
@@ -294,15 +320,9 @@ emit(struct conv *c, int proc, const char *fmt, ...)
 
 static int new_lineage(struct conv *c)
 {
-	if (c->nr_lins == c->cap_lins) {
-		int cap = c->cap_lins ? 2 * c->cap_lins : 16;
-		struct lineage *l = realloc(c->lins, (size_t)cap * sizeof(*l));
-
-		if (!l)
-			return c->error = -ENOMEM;
-		c->lins = l;
-		c->cap_lins = cap;
-	}
+	if (grow_array(&c->lins, &c->cap_lins, (size_t)c->nr_lins,
+		       sizeof(*c->lins)))
+		return c->error = -ENOMEM;
 	/* The second pass meets the lineages in the same order: kept. */
 	if (c->collect || c->nr_lins >= c->nr_lins_noted)
 		memset(&c->lins[c->nr_lins], 0, sizeof(c->lins[0]));
@@ -312,15 +332,9 @@ static int new_lineage(struct conv *c)
 /* @lineage: the parent's for a fork, -1 for a fresh address space. */
 static int new_mm(struct conv *c, int lineage)
 {
-	if (c->nr_mms == c->cap_mms) {
-		int cap = c->cap_mms ? 2 * c->cap_mms : 16;
-		struct cmm *m = realloc(c->mms, (size_t)cap * sizeof(*m));
-
-		if (!m)
-			return c->error = -ENOMEM;
-		c->mms = m;
-		c->cap_mms = cap;
-	}
+	if (grow_array(&c->mms, &c->cap_mms, (size_t)c->nr_mms,
+		       sizeof(*c->mms)))
+		return c->error = -ENOMEM;
 	if (lineage < 0 && (lineage = new_lineage(c)) < 0)
 		return lineage;
 	memset(&c->mms[c->nr_mms], 0, sizeof(c->mms[0]));
@@ -356,15 +370,8 @@ static struct vmr *vmr_find(struct cmm *m, uint64_t addr)
 static int vmr_insert_at(struct conv *c, struct cmm *m, size_t i,
 			 const struct vmr *v)
 {
-	if (m->nr == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct vmr *nv = realloc(m->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return c->error = -ENOMEM;
-		m->v = nv;
-		m->cap = cap;
-	}
+	if (grow_array(&m->v, &m->cap, m->nr, sizeof(*m->v)))
+		return c->error = -ENOMEM;
 	memmove(&m->v[i + 1], &m->v[i], (m->nr - i) * sizeof(*v));
 	m->v[i] = *v;
 	m->nr++;
@@ -433,15 +440,9 @@ static int set_tracked_len(struct conv *c, struct cmm *m, int region,
 		if (m->lens[i].region == region)
 			break;
 	if (i == m->nr_lens) {
-		if (m->nr_lens == m->cap_lens) {
-			size_t cap = m->cap_lens ? 2 * m->cap_lens : 16;
-			struct region_len *l = realloc(m->lens, cap * sizeof(*l));
-
-			if (!l)
-				return c->error = -ENOMEM;
-			m->lens = l;
-			m->cap_lens = cap;
-		}
+		if (grow_array(&m->lens, &m->cap_lens, m->nr_lens,
+			       sizeof(*m->lens)))
+			return c->error = -ENOMEM;
 		m->lens[m->nr_lens++].region = region;
 	}
 	m->lens[i].len = len;
@@ -555,15 +556,9 @@ static int new_region(struct conv *c, const char *prefix, int number,
 		return conv_fail(c, "the program made more than %d private"
 				 " anonymous mappings, more regions than a"
 				 " scenario may have", SCN_MAX_REGIONS);
-	if (c->nr_regions == c->cap_regions) {
-		int cap = c->cap_regions ? 2 * c->cap_regions : 64;
-
-		r = realloc(c->regions, (size_t)cap * sizeof(*r));
-		if (!r)
-			return c->error = -ENOMEM;
-		c->regions = r;
-		c->cap_regions = cap;
-	}
+	if (grow_array(&c->regions, &c->cap_regions, (size_t)c->nr_regions,
+		       sizeof(*c->regions)))
+		return c->error = -ENOMEM;
 	r = &c->regions[c->nr_regions];
 	snprintf(r->name, sizeof(r->name), "%s%d", prefix, number);
 	r->base = base;
@@ -642,16 +637,9 @@ static void note_span(struct conv *c, int proc, uint64_t lo, uint64_t hi)
 
 	if (!c->collect || hi <= lo)
 		return;
-	if (l->nr == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct span *sp = realloc(l->s, cap * sizeof(*sp));
-
-		if (!sp) {
-			c->error = -ENOMEM;
-			return;
-		}
-		l->s = sp;
-		l->cap = cap;
+	if (grow_array(&l->s, &l->cap, l->nr, sizeof(*l->s))) {
+		c->error = -ENOMEM;
+		return;
 	}
 	l->s[l->nr].lo = lo;
 	l->s[l->nr++].hi = hi;
@@ -726,15 +714,9 @@ static int cluster_region(struct conv *c, int proc, uint64_t lo, uint64_t hi,
 	for (i = 0; i < m->nr_cregs; i++)
 		if (m->cregs[i].cluster == (int)a)
 			return m->cregs[i].region;
-	if (m->nr_cregs == m->cap_cregs) {
-		size_t cap = m->cap_cregs ? 2 * m->cap_cregs : 16;
-		struct cluster_region *cr = realloc(m->cregs, cap * sizeof(*cr));
-
-		if (!cr)
-			return c->error = -ENOMEM;
-		m->cregs = cr;
-		m->cap_cregs = cap;
-	}
+	if (grow_array(&m->cregs, &m->cap_cregs, m->nr_cregs,
+		       sizeof(*m->cregs)))
+		return c->error = -ENOMEM;
 	r = new_region(c, prefix, c->nr_regions + 1, l->s[a].lo,
 		       default_room(l->s[a].lo, l->s[a].hi - l->s[a].lo));
 	if (r < 0)
@@ -1162,16 +1144,10 @@ static struct ctask *add_task(struct conv *c, int32_t pid, int proc,
 {
 	struct ctask *t;
 
-	if (c->nr_tasks == c->cap_tasks) {
-		int cap = c->cap_tasks ? 2 * c->cap_tasks : 64;
-
-		t = realloc(c->tasks, (size_t)cap * sizeof(*t));
-		if (!t) {
-			c->error = -ENOMEM;
-			return NULL;
-		}
-		c->tasks = t;
-		c->cap_tasks = cap;
+	if (grow_array(&c->tasks, &c->cap_tasks, (size_t)c->nr_tasks,
+		       sizeof(*c->tasks))) {
+		c->error = -ENOMEM;
+		return NULL;
 	}
 	t = &c->tasks[c->nr_tasks++];
 	t->pid = pid;

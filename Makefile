@@ -54,7 +54,8 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURCE \
 	-Iinclude -I. -MMD -MP
-LDLIBS  := -lurcu -luring -lz -ltracefs -ltraceevent -lpthread
+LDLIBS  := -lurcu -luring -lz -ltracefs -ltraceevent -lgsl -lgslcblas \
+	-ljansson -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
 # What the build needs from Debian, each package by a header it installs
@@ -64,7 +65,8 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
 # libtracefs's header includes libtraceevent's by its bare name.
 TRACE_CFLAGS := -I/usr/include/traceevent -I/usr/include/tracefs
 DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev zlib.h:zlib1g-dev \
-	tracefs/tracefs.h:libtracefs-dev traceevent/event-parse.h:libtraceevent-dev
+	tracefs/tracefs.h:libtracefs-dev traceevent/event-parse.h:libtraceevent-dev \
+	gsl/gsl_multifit.h:libgsl-dev jansson.h:libjansson-dev
 ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
 $(error the compiler '$(CC)' is not installed: run 'sudo scripts/install-deps' (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
@@ -84,6 +86,7 @@ endif
 SCENARIO_SRCS := $(sort $(wildcard scenario/*.c))
 BACKEND_SRCS  := $(sort $(wildcard backend/*.c))
 RECORD_SRCS   := $(sort $(wildcard record/*.c))
+CALIB_SRCS    := $(sort $(wildcard calibrate/*.c))
 BENCH_SRCS    := $(sort $(wildcard bench/*.c))
 CLI_SRCS      := $(sort $(wildcard cli/*.c))
 TEST_SRCS     := $(sort $(wildcard tests/unit/*.c))
@@ -126,9 +129,10 @@ $(LIB): $(call obj,$(MM_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
 
-# The scenario layer, the backends and the benchmarks, shared by the tool
-# and the tests.
-$(APP_LIB): $(call obj,$(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS) $(RECORD_SRCS))
+# The scenario layer, the backends, the benchmarks, the recorder and the
+# calibration, shared by the tool and the tests.
+$(APP_LIB): $(call obj,$(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS) $(RECORD_SRCS) \
+	$(CALIB_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
 

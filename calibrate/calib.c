@@ -1,0 +1,449 @@
+/*
+ * calibrate/ - the model's cost counters turned into a prediction of the
+ * kernel's time (nnls.h says how the pieces fit).
+ *
+ * calib.c: the calibration file, written and read with jansson; the
+ * reader takes nothing on trust - every field is checked for presence,
+ * type and range, and anything it does not know is refused, so that a
+ * typo in a hand-edited file is an error, not a cost silently 0.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "calibrate/calib.h"
+
+int calib_counter(const char *name)
+{
+	int i;
+
+	for (i = 0; i < PB_NR_STATS; i++)
+		if (!strcmp(pb_stat_name(i), name))
+			return i;
+	return -1;
+}
+
+void calib_free(struct calibration *c)
+{
+	free(c->residual);
+	memset(c, 0, sizeof(*c));
+}
+
+int calib_from_fit(struct calibration *c, const struct calib_machine *machine,
+		   const enum pb_stat *cols, const struct nnls_fit *fit)
+{
+	size_t j;
+
+	memset(c, 0, sizeof(*c));
+	c->machine = *machine;
+	for (j = 0; j < fit->n; j++) {
+		struct calib_cost *cost = &c->cost[cols[j]];
+
+		cost->present = true;
+		cost->us = fit->cost[j];
+		cost->stderr_us = fit->stderr_cost[j];
+		cost->state = fit->state[j];
+	}
+	c->residual = malloc((fit->m ? fit->m : 1) * sizeof(*c->residual));
+	if (!c->residual)
+		return -ENOMEM;
+	memcpy(c->residual, fit->residual, fit->m * sizeof(*c->residual));
+	c->nr_residuals = fit->m;
+	c->r2 = fit->r2;
+	c->median_abs_rel_err = fit->median_abs_rel_err;
+	return 0;
+}
+
+int calib_predict(const struct calibration *c,
+		  const uint64_t count[PB_NR_STATS], double *us,
+		  enum pb_stat *missing)
+{
+	int i, err = 0;
+
+	*us = 0;
+	for (i = 0; i < PB_NR_STATS; i++) {
+		if (!count[i])
+			continue;
+		if (!c->cost[i].present) {
+			if (!err)
+				*missing = i;
+			err = -ENOENT;
+			continue;
+		}
+		*us += c->cost[i].us * (double)count[i];
+	}
+	return err;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* @obj[@key] = @value, which is consumed; false if either is NULL. */
+static bool put(json_t *obj, const char *key, json_t *value)
+{
+	if (!obj) {
+		json_decref(value);
+		return false;
+	}
+	return value && !json_object_set_new(obj, key, value);
+}
+
+static json_t *calib_to_json(const struct calibration *c)
+{
+	json_t *root = json_object(), *machine = json_object();
+	json_t *costs = json_array(), *res = json_array(), *fit = json_object();
+	bool ok = root && machine && costs && res && fit;
+	size_t i;
+
+	ok = ok && put(machine, "kernel", json_string(c->machine.kernel)) &&
+	     put(machine, "cpu", json_string(c->machine.cpu)) &&
+	     put(machine, "cores", json_integer(c->machine.cores)) &&
+	     put(machine, "date", json_string(c->machine.date));
+	for (i = 0; ok && i < PB_NR_STATS; i++) {
+		const struct calib_cost *cost = &c->cost[i];
+		json_t *o;
+
+		if (!cost->present)
+			continue;
+		o = json_object();
+		ok = put(o, "counter", json_string(pb_stat_name(i))) &&
+		     put(o, "us", json_real(cost->us)) &&
+		     put(o, "stderr", json_real(cost->stderr_us)) &&
+		     put(o, "state",
+			 json_string(nnls_cost_state_name(cost->state)));
+		if (ok)
+			ok = !json_array_append_new(costs, o);
+		else
+			json_decref(o);
+	}
+	for (i = 0; ok && i < c->nr_residuals; i++)
+		ok = !json_array_append_new(res, json_real(c->residual[i]));
+	ok = ok && put(fit, "r2", json_real(c->r2)) &&
+	     put(fit, "median_abs_rel_err", json_real(c->median_abs_rel_err));
+	/* put() consumes its value even when it fails: no double free */
+	ok = ok && put(root, "version", json_integer(CALIB_VERSION)) &&
+	     put(root, "machine", json_incref(machine)) &&
+	     put(root, "costs", json_incref(costs)) &&
+	     put(root, "residuals", json_incref(res)) &&
+	     put(root, "fit", json_incref(fit));
+	json_decref(machine);
+	json_decref(costs);
+	json_decref(res);
+	json_decref(fit);
+	if (!ok) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+int calib_write_file(const char *path, const struct calibration *c,
+		     char *err, size_t errlen)
+{
+	json_t *root = calib_to_json(c);
+	char tmp[4096];
+	int ret = 0;
+
+	if (!root) {
+		/* jansson refuses NaN and infinities, as JSON does */
+		snprintf(err, errlen, "%s: cannot encode the calibration "
+			 "(out of memory, or a value not finite)", path);
+		return -EINVAL;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		json_decref(root);
+		return -ENAMETOOLONG;
+	}
+	if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) {
+		ret = errno ? -errno : -EIO;
+		snprintf(err, errlen, "%s: cannot write: %s", tmp,
+			 strerror(-ret));
+		remove(tmp);
+	} else if (rename(tmp, path)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot rename %s over it: %s", path,
+			 tmp, strerror(errno));
+		remove(tmp);
+	}
+	json_decref(root);
+	return ret;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+struct calib_reader {
+	const char *file;
+	char *err;
+	size_t errlen;
+};
+
+static int __attribute__((format(printf, 2, 3)))
+rd_fail(struct calib_reader *rd, const char *fmt, ...)
+{
+	int n = snprintf(rd->err, rd->errlen, "%s: ", rd->file);
+	va_list ap;
+
+	if (n >= 0 && (size_t)n < rd->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(rd->err + n, rd->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* "where.key", or "key" at the top. */
+static const char *rd_name(char *buf, size_t size, const char *where,
+			   const char *key)
+{
+	snprintf(buf, size, "%s%s%s", where, *where ? "." : "", key);
+	return buf;
+}
+
+/*
+ * @obj (called @where) is an object with exactly the fields @keys
+ * (NULL-terminated): none missing, none unknown.
+ */
+static int rd_fields(struct calib_reader *rd, json_t *obj, const char *where,
+		     const char *const *keys)
+{
+	const char *key, *const *k;
+	char name[128];
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return rd_fail(rd, "%s is not an object",
+			       *where ? where : "the top level");
+	for (k = keys; *k; k++)
+		if (!json_object_get(obj, *k))
+			return rd_fail(rd, "missing field '%s'",
+				       rd_name(name, sizeof(name), where, *k));
+	json_object_foreach(obj, key, v) {
+		for (k = keys; *k && strcmp(*k, key); k++)
+			;
+		if (!*k)
+			return rd_fail(rd, "unknown field '%s'",
+				       rd_name(name, sizeof(name), where, key));
+	}
+	return 0;
+}
+
+/* @obj[@key], a finite number, into *@out; with @min_zero, >= 0. */
+static int rd_number(struct calib_reader *rd, json_t *obj, const char *where,
+		     const char *key, bool min_zero, double *out)
+{
+	json_t *v = json_object_get(obj, key);
+	char name[128];
+
+	rd_name(name, sizeof(name), where, key);
+	if (!json_is_number(v))
+		return rd_fail(rd, "'%s' is not a number", name);
+	*out = json_number_value(v);
+	if (!isfinite(*out))
+		return rd_fail(rd, "'%s' is not finite", name);
+	if (min_zero && *out < 0)
+		return rd_fail(rd, "'%s' is negative (%g)", name, *out);
+	return 0;
+}
+
+static int rd_string(struct calib_reader *rd, json_t *obj, const char *where,
+		     const char *key, char *buf, size_t size)
+{
+	json_t *v = json_object_get(obj, key);
+	char name[128];
+
+	rd_name(name, sizeof(name), where, key);
+	if (!json_is_string(v))
+		return rd_fail(rd, "'%s' is not a string", name);
+	if (json_string_length(v) >= size)
+		return rd_fail(rd, "'%s' is longer than %zu bytes", name,
+			       size - 1);
+	memcpy(buf, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+static int rd_machine(struct calib_reader *rd, json_t *o,
+		      struct calib_machine *m)
+{
+	static const char *const keys[] = {
+		"kernel", "cpu", "cores", "date", NULL
+	};
+	json_t *cores;
+	int err;
+
+	err = rd_fields(rd, o, "machine", keys);
+	if (!err)
+		err = rd_string(rd, o, "machine", "kernel", m->kernel,
+				sizeof(m->kernel));
+	if (!err)
+		err = rd_string(rd, o, "machine", "cpu", m->cpu, sizeof(m->cpu));
+	if (!err)
+		err = rd_string(rd, o, "machine", "date", m->date,
+				sizeof(m->date));
+	if (err)
+		return err;
+	cores = json_object_get(o, "cores");
+	if (!json_is_integer(cores) || json_integer_value(cores) < 1 ||
+	    json_integer_value(cores) > 1 << 20)
+		return rd_fail(rd, "'machine.cores' is not a number of cores");
+	m->cores = json_integer_value(cores);
+	return 0;
+}
+
+static int rd_state(const char *name, enum nnls_cost_state *state)
+{
+	enum nnls_cost_state s;
+
+	for (s = NNLS_FITTED; s <= NNLS_UNIDENTIFIABLE; s++) {
+		if (!strcmp(nnls_cost_state_name(s), name)) {
+			*state = s;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* costs[@i], into its counter's slot of @c. */
+static int rd_cost(struct calib_reader *rd, json_t *o, size_t i,
+		   struct calibration *c)
+{
+	static const char *const keys[] = {
+		"counter", "us", "stderr", "state", NULL
+	};
+	struct calib_cost cost = { .present = true };
+	char where[32], counter[64], state[32];
+	int stat, err;
+
+	snprintf(where, sizeof(where), "costs[%zu]", i);
+	err = rd_fields(rd, o, where, keys);
+	if (!err)
+		err = rd_string(rd, o, where, "counter", counter,
+				sizeof(counter));
+	if (err)
+		return err;
+	stat = calib_counter(counter);
+	if (stat < 0)
+		return rd_fail(rd, "%s: unknown counter '%s'", where, counter);
+	if (c->cost[stat].present)
+		return rd_fail(rd, "%s: counter '%s' given twice", where,
+			       counter);
+	err = rd_number(rd, o, where, "us", false, &cost.us);
+	if (!err && cost.us < 0)
+		return rd_fail(rd, "%s: negative cost %g us for '%s'", where,
+			       cost.us, counter);
+	if (!err)
+		err = rd_number(rd, o, where, "stderr", true, &cost.stderr_us);
+	if (!err)
+		err = rd_string(rd, o, where, "state", state, sizeof(state));
+	if (err)
+		return err;
+	if (rd_state(state, &cost.state))
+		return rd_fail(rd, "%s: unknown state '%s' (fitted, at_zero or "
+			       "unidentifiable)", where, state);
+	if (cost.state != NNLS_FITTED && cost.us != 0)
+		return rd_fail(rd, "%s: '%s' is %s but its cost is %g, not 0",
+			       where, counter, state, cost.us);
+	c->cost[stat] = cost;
+	return 0;
+}
+
+static int rd_calibration(struct calib_reader *rd, json_t *root,
+			  struct calibration *c)
+{
+	static const char *const keys[] = {
+		"version", "machine", "costs", "residuals", "fit", NULL
+	};
+	static const char *const fit_keys[] = {
+		"r2", "median_abs_rel_err", NULL
+	};
+	json_t *version, *costs, *res, *fit, *v;
+	size_t i;
+	int err;
+
+	err = rd_fields(rd, root, "", keys);
+	if (err)
+		return err;
+	version = json_object_get(root, "version");
+	if (!json_is_integer(version))
+		return rd_fail(rd, "'version' is not an integer");
+	if (json_integer_value(version) != CALIB_VERSION)
+		return rd_fail(rd, "version %lld, but this ptebatch reads "
+			       "version %d", json_integer_value(version),
+			       CALIB_VERSION);
+	err = rd_machine(rd, json_object_get(root, "machine"), &c->machine);
+	if (err)
+		return err;
+
+	costs = json_object_get(root, "costs");
+	if (!json_is_array(costs))
+		return rd_fail(rd, "'costs' is not an array");
+	if (!json_array_size(costs))
+		return rd_fail(rd, "'costs' is empty");
+	json_array_foreach(costs, i, v) {
+		err = rd_cost(rd, v, i, c);
+		if (err)
+			return err;
+	}
+
+	res = json_object_get(root, "residuals");
+	if (!json_is_array(res))
+		return rd_fail(rd, "'residuals' is not an array");
+	c->residual = malloc((json_array_size(res) + 1) * sizeof(*c->residual));
+	if (!c->residual) {
+		snprintf(rd->err, rd->errlen, "%s: out of memory", rd->file);
+		return -ENOMEM;
+	}
+	json_array_foreach(res, i, v) {
+		if (!json_is_number(v) || !isfinite(json_number_value(v)))
+			return rd_fail(rd, "residuals[%zu] is not a number", i);
+		c->residual[i] = json_number_value(v);
+	}
+	c->nr_residuals = json_array_size(res);
+
+	fit = json_object_get(root, "fit");
+	err = rd_fields(rd, fit, "fit", fit_keys);
+	if (!err)
+		err = rd_number(rd, fit, "fit", "r2", false, &c->r2);
+	if (!err && c->r2 > 1)
+		return rd_fail(rd, "'fit.r2' is %g, above 1", c->r2);
+	if (!err)
+		err = rd_number(rd, fit, "fit", "median_abs_rel_err", true,
+				&c->median_abs_rel_err);
+	return err;
+}
+
+int calib_read_file(const char *path, struct calibration *c, char *err,
+		    size_t errlen)
+{
+	struct calib_reader rd = { .file = path, .err = err, .errlen = errlen };
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	errno = 0;
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		if (json_error_code(&jerr) == json_error_cannot_open_file) {
+			snprintf(err, errlen, "%s: cannot open: %s", path,
+				 strerror(errno ? errno : ENOENT));
+			return errno ? -errno : -ENOENT;
+		}
+		if (json_error_code(&jerr) == json_error_out_of_memory) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			return -ENOMEM;
+		}
+		snprintf(err, errlen, "%s:%d:%d: not JSON: %s", path,
+			 jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	ret = rd_calibration(&rd, root, c);
+	json_decref(root);
+	if (ret)
+		calib_free(c);
+	return ret;
+}

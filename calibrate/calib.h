@@ -1,0 +1,92 @@
+/*
+ * calibrate/calib.h - a calibration: one cost in microseconds per cost
+ * counter (include/ptebatch_stats.h), fitted on one machine's kernel,
+ * kept as a JSON file, and the time it predicts for a statement.
+ *
+ *	{"version": 1,
+ *	 "machine": {"kernel": "6.1.0-18-amd64", "cpu": "...", "cores": 2,
+ *	             "date": "2026-12-03"},
+ *	 "costs": [{"counter": "fault_anon", "us": 0.81, "stderr": 0.02,
+ *	            "state": "fitted"}, ...],
+ *	 "residuals": [0.1, -0.3, ...],
+ *	 "fit": {"r2": 0.98, "median_abs_rel_err": 0.05}}
+ *
+ * "state" is nnls_cost_state_name(): "fitted", "at_zero" (held at 0 by
+ * the constraint) or "unidentifiable" (the counter never moved); the two
+ * last have "us" 0.  A counter may be absent from "costs" (it was not
+ * fitted); a statement that moves it cannot be predicted in full.
+ */
+#ifndef CALIBRATE_CALIB_H
+#define CALIBRATE_CALIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptebatch.h"
+#include "calibrate/nnls.h"
+
+#define CALIB_VERSION	1
+
+struct calib_machine {
+	char kernel[256];	/* uname -r */
+	char cpu[256];		/* the model name of /proc/cpuinfo */
+	int cores;
+	char date[64];		/* when it was measured, ISO 8601 */
+};
+
+struct calib_cost {
+	bool present;		/* in the file's "costs" */
+	double us;		/* >= 0 */
+	double stderr_us;	/* >= 0 */
+	enum nnls_cost_state state;
+};
+
+struct calibration {
+	struct calib_machine machine;
+	struct calib_cost cost[PB_NR_STATS];	/* by enum pb_stat */
+	double *residual;			/* us, one per fitted statement */
+	size_t nr_residuals;
+	double r2, median_abs_rel_err;
+};
+
+/* The counter called @name, or -1. */
+int calib_counter(const char *name);
+
+/*
+ * @c from @fit, whose column j was the counter @cols[j], measured on
+ * @machine.  0 or -ENOMEM; free with calib_free().
+ */
+int calib_from_fit(struct calibration *c, const struct calib_machine *machine,
+		   const enum pb_stat *cols, const struct nnls_fit *fit);
+void calib_free(struct calibration *c);
+
+/*
+ * Write @c to @path (through a temporary file renamed over it, so a
+ * failed write leaves no half a calibration).  0, or -errno with
+ * "PATH: what went wrong" in @err.
+ */
+int calib_write_file(const char *path, const struct calibration *c,
+		     char *err, size_t errlen);
+
+/*
+ * Read and validate the calibration file @path into @c.  0, or -errno
+ * (-EINVAL for a file that is not a valid calibration) with "PATH: what
+ * is wrong" in @err: not JSON (with line and column), a missing or
+ * unknown field, a value of the wrong type or out of range, an unknown
+ * or repeated counter.
+ */
+int calib_read_file(const char *path, struct calibration *c, char *err,
+		    size_t errlen);
+
+/*
+ * The time @c predicts for a statement whose counter deltas are @count,
+ * in *@us.  0, or -ENOENT when a counter the statement moved has no cost
+ * in @c (the first such is *@missing; *@us is then what the others
+ * cost, a lower bound).
+ */
+int calib_predict(const struct calibration *c,
+		  const uint64_t count[PB_NR_STATS], double *us,
+		  enum pb_stat *missing);
+
+#endif /* CALIBRATE_CALIB_H */

@@ -100,6 +100,8 @@ struct kernel {
 	struct kfolio last;
 	/* Why the run cannot go on (a process died), for the statement. */
 	char fatal[160];
+	/* The statement's time so far: its commands' replies, added up. */
+	uint64_t stmt_ns;
 	/*
 	 * The first statement that failed on a limit of this machine rather
 	 * than by the kernel's rules: the run is then SKIP, with this.
@@ -311,6 +313,8 @@ static int call(struct kernel *k, int proc, const struct kcmd *c,
 	if (!ret)
 		ret = read_reply(k, proc, r, data, data_len, k->peek_byte,
 				 sizeof(k->peek_byte));
+	if (!ret)
+		k->stmt_ns += r->ns;
 	if (ret == -EPIPE) {
 		process_died(k, proc);
 		return -EIO;
@@ -830,8 +834,11 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 		res->err = ESRCH;
 		return;
 	}
+	k->stmt_ns = 0;
 	ret = kernel_do(k, st->proc, st, res);
 	res->err = ret < 0 ? -ret : ret;
+	res->time_ns = k->stmt_ns;
+	res->has_time = 1;
 	if (k->fatal[0]) {
 		memcpy(res->fatal, k->fatal, sizeof(res->fatal));
 		k->fatal[0] = '\0';

@@ -11,6 +11,12 @@
  * child) it populates every mapping of its own with MADV_POPULATE_*.
  * Nothing is allocated on the measured path; bulk data lives in static
  * buffers.  fork itself runs through a trampoline (see kproc_fork_stub).
+ *
+ * The same window is timed: CLOCK_MONOTONIC is read right after the
+ * "before" usage and right before the "after" one, so a command's time is
+ * its system call or its stores and loads, not the pipes around them.
+ * The vDSO's pages are left unpopulated by populate_own(), so prefault()
+ * reads the clock once to map them before the window opens.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +35,7 @@
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/kernel_proc.h"
@@ -64,7 +71,10 @@
  * page tables), touches no memory between the two system calls, and reads
  * ru_minflt with a raw getrusage: the kernel computes the usage before
  * it copies it out, so the copy-on-write fault on the buffer is not in
- * the value.
+ * the value.  The end of fork's time is a raw clock_gettime after that,
+ * for the same reason: the vDSO's call would push onto the stack fork
+ * just write-protected, and its fault would be in the time.  So fork's
+ * time includes one getrusage, a fraction of a microsecond.
  *
  * The clone is fork's, plus CLONE_PARENT: every scenario process is then
  * a child of the coordinator, which can wait for each one to exit (the
@@ -72,13 +82,16 @@
  * changes who the parent is; the child's mm is copied exactly as fork
  * copies it.
  *
- *   long stub(struct rusage *ru): returns the pid, 0 in the child, or
- *   -errno; *ru is the caller's usage right after the clone.
+ *   long stub(struct rusage *ru, struct timespec *ts): returns the pid, 0
+ *   in the child, or -errno; *ru is the caller's usage right after the
+ *   clone, *ts its CLOCK_MONOTONIC time right after that.
  */
 __asm__(".pushsection .text\n"
 	".balign 16\n"
 	".type kproc_fork_stub, @function\n"
 	"kproc_fork_stub:\n"
+	"	push %rbx\n"			/* before the clone: writable */
+	"	mov %rsi, %rbx\n"
 	"	mov %rdi, %r9\n"
 	"	mov $" XSTR(__NR_clone) ", %eax\n"
 	"	mov $(" XSTR(CLONE_PARENT) "|" XSTR(SIGCHLD) "), %edi\n"
@@ -92,7 +105,12 @@ __asm__(".pushsection .text\n"
 	"	xor %edi, %edi\n"		/* RUSAGE_SELF */
 	"	mov %r9, %rsi\n"
 	"	syscall\n"
+	"	mov $" XSTR(__NR_clock_gettime) ", %eax\n"
+	"	mov $" XSTR(CLOCK_MONOTONIC) ", %edi\n"
+	"	mov %rbx, %rsi\n"
+	"	syscall\n"
 	"	mov %r8, %rax\n"
+	"	pop %rbx\n"			/* a load: no fault */
 	"	ret\n"
 	"kproc_fork_stub_end:\n"
 	".size kproc_fork_stub, . - kproc_fork_stub\n"
@@ -102,7 +120,7 @@ extern const unsigned char kproc_fork_stub[], kproc_fork_stub_end[];
 
 _Static_assert(RUSAGE_SELF == 0, "the fork stub passes RUSAGE_SELF as 0");
 
-typedef long (*fork_stub_fn)(struct rusage *ru);
+typedef long (*fork_stub_fn)(struct rusage *ru, struct timespec *ts);
 
 /* Set by kproc_prepare() in the coordinator, inherited by every process. */
 static fork_stub_fn fork_stub;
@@ -153,6 +171,7 @@ static struct {
 static struct kcmd cmd;
 static struct kreply rep;
 static struct rusage ru_before, ru_after, ru_fork;
+static struct timespec t_begin, t_end;
 static struct ktouch touch_buf[KTOUCH_MAX];
 static unsigned long peek_addr[KPEEK_MAX];
 static uint8_t peek_byte[KPEEK_MAX];
@@ -306,19 +325,31 @@ static void prefault(void)
 	touch(&srv, sizeof(srv));
 	touch(altstack, sizeof(altstack));
 	touch(&access_env, sizeof(access_env));
+	/* Maps the vDSO's code and data this process may not have yet. */
+	clock_gettime(CLOCK_MONOTONIC, &t_begin);
+	touch(&t_end, sizeof(t_end));
 	errno = 0;
+}
+
+static uint64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)(b->tv_sec - a->tv_sec) * 1000000000u +
+	       (uint64_t)b->tv_nsec - (uint64_t)a->tv_nsec;
 }
 
 static void measure_begin(void)
 {
 	prefault();
 	getrusage(RUSAGE_SELF, &ru_before);
+	clock_gettime(CLOCK_MONOTONIC, &t_begin);
 }
 
 static void measure_end(void)
 {
+	clock_gettime(CLOCK_MONOTONIC, &t_end);
 	getrusage(RUSAGE_SELF, &ru_after);
 	rep.faults = ru_after.ru_minflt - ru_before.ru_minflt;
+	rep.ns = elapsed_ns(&t_begin, &t_end);
 }
 
 /* ---- statements ------------------------------------------------------- */
@@ -606,7 +637,7 @@ static void do_fork(void)
 	long pid;
 
 	measure_begin();
-	pid = fork_stub(&ru_fork);
+	pid = fork_stub(&ru_fork, &t_end);
 	if (pid == 0) {
 		/* The child: it starts counting from 0. */
 		child_start(cmd.child, ru_fork.ru_minflt);
@@ -618,6 +649,7 @@ static void do_fork(void)
 		return;
 	}
 	rep.faults = ru_fork.ru_minflt - ru_before.ru_minflt;
+	rep.ns = elapsed_ns(&t_begin, &t_end);
 	rep.child_pid = pid;
 	/* The child's pipes (and its future children's) are its own now. */
 	close_subtree_fds(cmd.child, false);

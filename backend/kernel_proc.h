@@ -83,6 +83,11 @@ struct kreply {
 	int err;		/* positive errno */
 	unsigned long faults;	/* ru_minflt delta of the command */
 	unsigned long child_faults;
+	/*
+	 * CLOCK_MONOTONIC nanoseconds of the operation itself, read in this
+	 * process right around it (kernel_proc.c: measure_begin/_end).
+	 */
+	uint64_t ns;
 	long child_pid;
 	unsigned long data_len;	/* KREPLY_DATA: bytes that follow */
 	/*

@@ -17,6 +17,8 @@
 /* The smallest machine worth simulating: a few THPs and their tables. */
 #define MIN_MEMORY (4 * pb_pmd_size() > (16UL << 20) ? 4 * pb_pmd_size() \
 							  : (16UL << 20))
+/* --time: the median of this many runs, unless --reps says otherwise. */
+#define RUN_DEFAULT_REPS 5
 
 struct run_options {
 	const char *backend;
@@ -24,6 +26,8 @@ struct run_options {
 	bool variant_given;
 	bool stats;
 	bool check;
+	bool time;
+	int reps;		/* 0: not given */
 	unsigned long memory;	/* 0: the model's default */
 	const char *file;
 	const char *name;	/* in messages; the file's by default */
@@ -45,7 +49,8 @@ static void run_usage(FILE *f)
 	      " [--set KEY=VALUE]...\n"
 	      "                    [--stats] [--memory SIZE] [--no-check]"
 	      " [--arch ARCH]\n"
-	      "                    [--name NAME] FILE.scn\n"
+	      "                    [--time [--reps N]] [--name NAME]"
+	      " FILE.scn\n"
 	      "       ptebatch help, or COMMAND --help for one command\n"
 	      "\n"
 	      "run       run a scenario and print its record on stdout\n"
@@ -66,6 +71,16 @@ static void run_usage(FILE *f)
 		"                    memmap of (about 1/30 of it); running out"
 		" of it fails the run\n",
 		PB_MAX_MEMORY >> 30);
+	fprintf(f, "  --time            kernel only: each statement's time in"
+		" microseconds, measured\n"
+		"                    in its process around the system call or"
+		" the stores and\n"
+		"                    loads: \"time US\" after its faults; the"
+		" median of N runs\n"
+		"  --reps N          with --time: how many runs, 1 to %d"
+		" (default %d), each\n"
+		"                    a fresh set of processes; \"~\" marks faults"
+		" that varied\n", BENCH_MAX_REPS, RUN_DEFAULT_REPS);
 	fputs("  --no-check        skip the invariant check after each"
 	      " statement\n"
 	      "  --name NAME       the scenario's name in messages (FILE's by"
@@ -131,6 +146,28 @@ static int set_no_check(void *o, const char *value)
 	return 0;
 }
 
+static int set_time(void *o, const char *value)
+{
+	((struct run_options *)o)->time = true;
+	return 0;
+}
+
+static int set_reps(void *o, const char *v)
+{
+	unsigned long n;
+	char *end;
+
+	/* Digits only: strtoul() would take " 5", "+5" and "-5" too. */
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 ||
+	    n > BENCH_MAX_REPS)
+		return usage_error("--reps: expected a number from 1 to %d,"
+				   " got '%s'", BENCH_MAX_REPS, v);
+	((struct run_options *)o)->reps = (int)n;
+	return 0;
+}
+
 static int set_memory(void *o, const char *arg)
 {
 	return memory_flag(arg, MIN_MEMORY, &((struct run_options *)o)->memory);
@@ -162,6 +199,8 @@ static const struct cli_option run_options[] = {
 	{ "--stats", false, set_stats },
 	{ "--memory", true, set_memory },
 	{ "--no-check", false, set_no_check },
+	{ "--time", false, set_time },
+	{ "--reps", true, set_reps },
 	{ "--name", true, set_name },
 	{ NULL, false, NULL },
 };
@@ -178,6 +217,21 @@ static int check_kernel_options(const struct run_options *opts)
 		return 0;
 	return usage_error("%s applies to the model only, not to --backend"
 			   " kernel", flag);
+}
+
+/*
+ * Only the kernel's times are kernel times: the model's would time the
+ * model.  --reps says how many runs --time takes the median of.
+ */
+static int check_time_options(const struct run_options *opts)
+{
+	if (opts->reps && !opts->time)
+		return usage_error("--reps needs --time (it counts the timed"
+				   " runs)");
+	if (opts->time && strcmp(opts->backend, "kernel"))
+		return usage_error("--time applies to --backend kernel only:"
+				   " the model's times are not kernel times");
+	return 0;
 }
 
 static int run_main(int argc, char **argv)
@@ -202,6 +256,8 @@ static int run_main(int argc, char **argv)
 		ret = usage_error("no scenario file given");
 	if (!ret)
 		ret = check_kernel_options(&opts);
+	if (!ret)
+		ret = check_time_options(&opts);
 	if (!ret)
 		ret = variant_flags_build(&opts.variant, &mopt.variant,
 					  &variant_name);
@@ -232,7 +288,12 @@ static int run_main(int argc, char **argv)
 	if (ret)
 		goto out;
 	b->want_stats = opts.stats;
-	ret = scenario_run(s, b, stdout, stderr, opts.check);
+	if (opts.time)
+		ret = scenario_run_timed(s, b, opts.reps ? opts.reps :
+					 RUN_DEFAULT_REPS, stdout, stderr,
+					 opts.check);
+	else
+		ret = scenario_run(s, b, stdout, stderr, opts.check);
 	b->ops->destroy(b);
 out:
 	scenario_free(s);

@@ -24,6 +24,14 @@ struct stmt_result {
 	uint64_t stats[PB_NR_STATS];	/* cost counters of this statement */
 	int has_stats;
 	/*
+	 * The wall time of the statement's own work where it ran (the kernel
+	 * backend: its system calls, stores and loads, in the process that
+	 * made them), nanoseconds.  A backend that cannot tell leaves
+	 * has_time 0.
+	 */
+	uint64_t time_ns;
+	int has_time;
+	/*
 	 * Non-empty when the statement ran out of the backend's own memory
 	 * (the model's frames): what ran out and what gives more.  Linux
 	 * would have reclaimed or OOM-killed instead, so from here on the

@@ -122,6 +122,43 @@ static int take_ulong(struct reader *rd, const char *what, const char *tok,
 	return 0;
 }
 
+/*
+ * A fault count, "F" or "F~": a timed run marks the counts that were not
+ * the same in every run with "~".  The count is still the printed run's,
+ * compared as any other.
+ */
+static int take_faults(struct reader *rd, const char *what, char *tok,
+		       unsigned long *out)
+{
+	size_t len = strlen(tok);
+
+	if (len > 1 && tok[len - 1] == '~')
+		tok[len - 1] = '\0';
+	return take_ulong(rd, what, tok, out);
+}
+
+/*
+ * "time US" of a timed kernel run: a number of microseconds, read and
+ * not kept.  Times are no part of a comparison (the model's would not be
+ * the kernel's), so a timed record compares as an untimed one.
+ */
+static int take_time(struct reader *rd, int i)
+{
+	char *end;
+	double us;
+
+	if (i == rd->nr_tok)
+		return rerr(rd, "time: no microseconds");
+	errno = 0;
+	us = strtod(rd->tok[i], &end);
+	/* Digits first: strtod() would take "inf", "nan" and "-1" too. */
+	if (rd->tok[i][0] < '0' || rd->tok[i][0] > '9' || *end || errno ||
+	    !(us >= 0))
+		return rerr(rd, "bad time '%s': expected microseconds, e.g."
+			    " 12.34", rd->tok[i]);
+	return 0;
+}
+
 static int take_byte(struct reader *rd, const char *what, const char *tok,
 		     uint8_t *out)
 {
@@ -286,7 +323,10 @@ static int read_data(struct reader *rd, struct rec_stmt *st, int i)
 	return 0;
 }
 
-/* After "N TEXT:": "faults F [(CHILD F)] [data ...]" or "error ENAME". */
+/*
+ * After "N TEXT:": "faults F [(CHILD F)] [time US] [data ...]" or "error
+ * ENAME"; a timed run's counts may end in "~".
+ */
 static int read_result(struct reader *rd, struct rec_stmt *st, int i)
 {
 	char *child;
@@ -307,7 +347,7 @@ static int read_result(struct reader *rd, struct rec_stmt *st, int i)
 	st->result = REC_OK;
 	if (i + 1 == rd->nr_tok)
 		return rerr(rd, "faults: no count");
-	if (take_ulong(rd, "fault count", rd->tok[i + 1], &st->faults))
+	if (take_faults(rd, "fault count", rd->tok[i + 1], &st->faults))
 		return -1;
 	i += 2;
 	if (i < rd->nr_tok && rd->tok[i][0] == '(') {
@@ -318,11 +358,16 @@ static int read_result(struct reader *rd, struct rec_stmt *st, int i)
 		if (!rd->tok[i][1] || child[len - 1] != ')')
 			return rerr(rd, "fork: expected '(CHILD FAULTS)'");
 		child[len - 1] = '\0';
-		if (take_ulong(rd, "child fault count", child,
-			       &st->child_faults))
+		if (take_faults(rd, "child fault count", child,
+				&st->child_faults))
 			return -1;
 		st->child = dup_str(rd, rd->tok[i] + 1);
 		if (!st->child)
+			return -1;
+		i += 2;
+	}
+	if (i < rd->nr_tok && !strcmp(rd->tok[i], "time")) {
+		if (take_time(rd, i + 1))
 			return -1;
 		i += 2;
 	}

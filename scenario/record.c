@@ -29,6 +29,14 @@ void record_header(FILE *out, const struct backend *b)
 		b->variant ? b->variant : "-", b->arch ? b->arch : "-");
 }
 
+void record_time_method(FILE *out, const struct backend *b, int reps)
+{
+	fprintf(out, "# time: microseconds, the median of %d run%s of the"
+		" whole scenario on backend %s, each statement's own work timed"
+		" where it ran; ~: faults not the same in every run (this"
+		" run's shown)\n", reps, reps == 1 ? "" : "s", b->ops->name);
+}
+
 void record_setting(FILE *out, const struct stmt *st)
 {
 	fprintf(out, "%d %s\n", st->number, st->text);
@@ -73,8 +81,10 @@ static void record_stats(FILE *out, const struct stmt_result *res)
 }
 
 void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
-		   const struct stmt_result *res, bool with_stats)
+		   const struct stmt_result *res, bool with_stats,
+		   const struct record_time *time)
 {
+	const char *vary = time && time->faults_vary ? "~" : "";
 	char buf[16];
 
 	fprintf(out, "%d %s: ", st->number, st->text);
@@ -82,10 +92,12 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		fprintf(out, "error %s",
 			record_errno_name(res->err, buf, sizeof(buf)));
 	} else {
-		fprintf(out, "faults %lu", res->faults);
+		fprintf(out, "faults %lu%s", res->faults, vary);
 		if (st->kind == ST_FORK || st->kind == ST_SPAWN)
-			fprintf(out, " (%s %lu)", s->proc_names[st->child],
-				res->child_faults);
+			fprintf(out, " (%s %lu%s)", s->proc_names[st->child],
+				res->child_faults, vary);
+		if (time)
+			fprintf(out, " time %.2f", time->us);
 		if (st->kind == ST_DRAIN) {
 			fputs(" data ", out);
 			record_data(out, res->data, res->data_len);

@@ -20,13 +20,25 @@ void record_header(FILE *out, const struct backend *b);
 /* A settings line: "N TEXT". */
 void record_setting(FILE *out, const struct stmt *st);
 
+/* What a timed run (scenario_run_timed()) adds to a statement's line. */
+struct record_time {
+	double us;		/* the median of the runs, microseconds */
+	bool faults_vary;	/* the result was not the same in every run */
+};
+
+/* "# time: ..." - how the times of a timed run were measured. */
+void record_time_method(FILE *out, const struct backend *b, int reps);
+
 /*
  * A process statement: "N TEXT: faults F", with the child's count for
- * fork, the bytes read for drain, or "N TEXT: error ENAME".  With
- * @with_stats, each nonzero counter follows as "  stat NAME VALUE".
+ * fork, the bytes read for drain, or "N TEXT: error ENAME".  With @time,
+ * "time US" follows the counts (before any data), and "~" marks the
+ * counts that were not the same in every run.  With @with_stats, each
+ * nonzero counter follows as "  stat NAME VALUE".
  */
 void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
-		   const struct stmt_result *res, bool with_stats);
+		   const struct stmt_result *res, bool with_stats,
+		   const struct record_time *time);
 
 /*
  * Replace the backend's raw frame ids of the present pages in @snap by

@@ -80,14 +80,73 @@ static int run_observe(const struct scenario *s, struct backend *b,
 	return ret;
 }
 
+/*
+ * The runs of a timed run (scenario_run_timed()): every process
+ * statement's time in each, and whether its result was the first run's.
+ */
+struct run_times {
+	int reps, rep;
+	uint64_t *ns;			/* [statement index * reps + rep] */
+	struct stmt_first {
+		int err;
+		unsigned long faults, child_faults;
+		bool vary;
+	} *first;			/* [statement index] */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of @nr values, sorted in place. */
+static double median_ns(uint64_t *v, int nr)
+{
+	qsort(v, (size_t)nr, sizeof(*v), cmp_u64);
+	if (nr % 2)
+		return (double)v[nr / 2];
+	return ((double)v[nr / 2 - 1] + (double)v[nr / 2]) / 2;
+}
+
+/*
+ * Note @res of statement @i in this run; in the last run, fill @time
+ * for its record line.  Returns @time then, else NULL.
+ */
+static const struct record_time *note_time(struct run_times *t, int i,
+					   const struct stmt_result *res,
+					   struct record_time *time)
+{
+	struct stmt_first *f = &t->first[i];
+	uint64_t *ns = &t->ns[(size_t)i * t->reps];
+
+	ns[t->rep] = res->time_ns;
+	if (!t->rep) {
+		f->err = res->err;
+		f->faults = res->faults;
+		f->child_faults = res->child_faults;
+	} else if (f->err != res->err || f->faults != res->faults ||
+		   f->child_faults != res->child_faults) {
+		f->vary = true;
+	}
+	if (t->rep != t->reps - 1 || !res->has_time)
+		return NULL;
+	time->us = median_ns(ns, t->reps) / 1000;
+	time->faults_vary = f->vary;
+	return time;
+}
+
 enum stmt_outcome { STMT_DONE, STMT_EXHAUSTED, STMT_FATAL };
 
 static enum stmt_outcome run_process_statement(const struct scenario *s,
 					       struct backend *b,
 					       const struct stmt *st, FILE *out,
-					       FILE *err)
+					       FILE *err, struct run_times *t)
 {
 	enum stmt_outcome outcome = STMT_DONE;
+	const struct record_time *timed = NULL;
+	struct record_time time;
 	struct stmt_result res;
 
 	memset(&res, 0, sizeof(res));
@@ -104,7 +163,9 @@ static enum stmt_outcome run_process_statement(const struct scenario *s,
 			res.exhausted);
 		outcome = STMT_EXHAUSTED;
 	}
-	record_result(out, s, st, &res, b->want_stats);
+	if (t)
+		timed = note_time(t, (int)(st - s->stmts), &res, &time);
+	record_result(out, s, st, &res, b->want_stats, timed);
 	stmt_result_reset(&res);
 	return outcome;
 }
@@ -120,8 +181,8 @@ static bool run_skipped(const struct scenario *s, const struct backend *b,
 	return true;
 }
 
-int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
-		 FILE *err, int check_from)
+static int run_once(const struct scenario *s, struct backend *b, FILE *out,
+		    FILE *err, int check_from, struct run_times *t)
 {
 	struct snapshot snap = { 0 };
 	struct check_capture cap = { 0 };
@@ -138,6 +199,8 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 		return SCN_RUN_FAILED;
 	}
 	record_header(out, b);
+	if (t)
+		record_time_method(out, b, t->reps);
 
 	for (i = 0; i < s->nr_stmts && !failed; i++) {
 		const struct stmt *st = &s->stmts[i];
@@ -151,7 +214,7 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 			failed = run_observe(s, b, st, &snap, out, err) != 0;
 			break;
 		default:
-			switch (run_process_statement(s, b, st, out, err)) {
+			switch (run_process_statement(s, b, st, out, err, t)) {
 			case STMT_FATAL:
 				failed = true;
 				break;
@@ -188,4 +251,38 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 	if (failed || exhausted)
 		return SCN_RUN_FAILED;
 	return skipped ? SCN_RUN_SKIPPED : SCN_RUN_OK;
+}
+
+int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
+		 FILE *err, int check_from)
+{
+	return run_once(s, b, out, err, check_from, NULL);
+}
+
+int scenario_run_timed(const struct scenario *s, struct backend *b, int reps,
+		       FILE *out, FILE *err, int check_from)
+{
+	struct run_times t = { .reps = reps };
+	FILE *devnull = NULL;
+	int ret = SCN_RUN_OK;
+
+	/* + 1: a scenario of no statement still gets its memory. */
+	t.ns = calloc((size_t)s->nr_stmts * (size_t)reps + 1, sizeof(*t.ns));
+	t.first = calloc((size_t)s->nr_stmts + 1, sizeof(*t.first));
+	if (reps > 1)
+		devnull = fopen("/dev/null", "w");
+	if (!t.ns || !t.first || (reps > 1 && !devnull)) {
+		fprintf(err, "%s: cannot time %d runs: %s\n", s->file, reps,
+			strerror(errno));
+		ret = SCN_RUN_FAILED;
+	}
+	/* Only the last run's record is printed; the others are thrown away. */
+	for (t.rep = 0; ret == SCN_RUN_OK && t.rep < reps; t.rep++)
+		ret = run_once(s, b, t.rep == reps - 1 ? out : devnull, err,
+			       check_from, &t);
+	if (devnull)
+		fclose(devnull);
+	free(t.ns);
+	free(t.first);
+	return ret;
 }

@@ -37,4 +37,17 @@
 int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 		 FILE *err, int check_from);
 
+/*
+ * scenario_run() @reps times (at least 1), each a fresh run of @s on @b
+ * from start() to finish(), and the record of the last one printed on
+ * @out, with "time US" on every process statement the backend timed
+ * (stmt_result.has_time): the median of its time_ns over the runs, in
+ * microseconds.  A statement whose result (error, faults, the child's)
+ * was not the same in every run gets "~" after its counts.  The records
+ * of the runs before are thrown away; the first run that does not end
+ * SCN_RUN_OK ends the timing, its status returned.
+ */
+int scenario_run_timed(const struct scenario *s, struct backend *b, int reps,
+		       FILE *out, FILE *err, int check_from);
+
 #endif /* SCENARIO_RUN_H */

@@ -233,6 +233,18 @@ case_ "run: --backend kernel with --stats" "--stats applies to the model only" \
 	"$TOOL" run --backend kernel --stats "$tmp/bad.scn"
 case_ "run: --backend kernel with --memory" "--memory applies to the model only" \
 	"$TOOL" run --backend kernel --memory 64M "$tmp/bad.scn"
+case_ "run: --time on the model" "--time applies to --backend kernel only" \
+	"$TOOL" run --time "$tmp/bad.scn"
+case_ "run: --reps without --time" "--reps needs --time" \
+	"$TOOL" run --backend kernel --reps 3 "$tmp/bad.scn"
+case_ "run: --reps 0" "--reps: expected a number from 1 to 1000, got '0'" \
+	"$TOOL" run --backend kernel --time --reps 0 "$tmp/bad.scn"
+case_ "run: --reps x" "--reps: expected a number from 1 to 1000, got 'x'" \
+	"$TOOL" run --backend kernel --time --reps x "$tmp/bad.scn"
+case_ "run: --reps 1001" "--reps: expected a number from 1 to 1000, got '1001'" \
+	"$TOOL" run --backend kernel --time --reps 1001 "$tmp/bad.scn"
+case_ "run: --reps without a value" "--reps needs a value" \
+	"$TOOL" run --backend kernel --time --reps
 case_ "run: --backend kernel, missing file" "$tmp/missing.scn" \
 	"$TOOL" run --backend kernel "$tmp/missing.scn"
 case_ "run: --variant without a value" "--variant needs a value" \

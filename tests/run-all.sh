@@ -103,6 +103,9 @@ run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh
+# run --backend kernel --time: the field on every statement, the counts
+# unchanged, the record still comparable (no timed assertions).
+run_test kernel-time env BUILD="$BUILD" sh tests/kernel-time.sh
 # The recorder: converter on stored streams; as root, real recordings.
 run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
 

@@ -264,6 +264,30 @@ static const char rec_shared[] =
 	"P1 A 0x0001000 present size 4K index 0 frame 2 data 0x03\n"
 	"P1 A 0x0002000 present size 4K index 0 frame 3 data 0x00 x2\n";
 
+/*
+ * rec_copied as a timed kernel run prints it (run --backend kernel --time):
+ * a "# time:" line, "time US" after the counts and before drained data,
+ * "~" on the counts that were not the same in every run.
+ */
+static const char rec_copied_timed[] =
+	"# backend kernel variant - arch x86_64\n"
+	"# time: microseconds, the median of 3 runs\n"
+	"1 mthp 64K always\n"
+	"2 P0 mmap A 64K rw: faults 0 time 4.10\n"
+	"3 P0 write A 0 64K: faults 1~ time 61.25\n"
+	"4 P0 fork P1: faults 0 (P1 0~) time 180.00\n"
+	"5 P1 exit: faults 0 time 0.00\n"
+	"6 P0 write A 8K 4K: faults 1 time 2.5\n"
+	"7 P0 register H A 20K 4K: faults 1 time 12\n"
+	"8 P0 write A 0 4K: faults 1 time 3.75\n"
+	"9 observe\n"
+	"P0 A 0x0000000 present size 4K index 0 frame 1 data 0x09\n"
+	"P0 A 0x0001000 present size 64K index 1 frame 2 data 0x04\n"
+	"P0 A 0x0002000 present size 64K index 2 frame 3 data 0x07\n"
+	"P0 A 0x0003000 present size 64K index 3..15 frame 4..16 data 0x04 x13\n"
+	"10 P0 vmsplice V A 0 8K: faults 0 time 9.01\n"
+	"11 P0 drain V: faults 0 time 1.00 data 0x09*4096 0x04*4096\n";
+
 static void test_comparator(void)
 {
 	char *t, *u;
@@ -388,6 +412,14 @@ static void test_comparator(void)
 	expect_edit(rec_copied, "11 P0 drain V: faults 0 data 0x09*4096 0x04*4096\n", "",
 		    CMP_EQUIVALENT, 1, "statement 11",
 		    "a record that stops early");
+
+	expect_compare(rec_copied, rec_copied_timed,
+		       CMP_SAME_FRAMES | CMP_IGNORE_HEADER, 0, NULL,
+		       "a timed kernel record (times, '~') equals the untimed"
+		       " one");
+	expect_edit(rec_copied_timed, "faults 1~ time", "faults 2~ time",
+		    CMP_SAME_FRAMES, 1, "statement 3",
+		    "a count marked '~' is still compared");
 }
 
 /* ---- the reader ------------------------------------------------------- */
@@ -423,6 +455,18 @@ static void test_reader(void)
 		{ "a bad drain byte",
 		  "1 P0 drain V: faults 0 data 0x100*2\n",
 		  "t:1: bad data byte '0x100'" },
+		{ "a time with no microseconds",
+		  "1 P0 mmap A 4K rw: faults 0 time\n",
+		  "t:1: time: no microseconds" },
+		{ "a negative time",
+		  "1 P0 mmap A 4K rw: faults 0 time -1.5\n",
+		  "t:1: bad time '-1.5'" },
+		{ "a time that is no number",
+		  "1 P0 mmap A 4K rw: faults 0 time nan\n",
+		  "t:1: bad time 'nan'" },
+		{ "a time before the fork child's count",
+		  "1 P0 fork P1: faults 0 time 3.0 (P1 0)\n",
+		  "t:1: unexpected '(P1'" },
 	};
 	struct record *r;
 	char *err;

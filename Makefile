@@ -116,6 +116,8 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/record/trace.o: ALL_CFLAGS += $(TRACE_CFLAGS)
+# Where the default calibration files are (calibrate/calib.c).
+$(BUILD)/calibrate/calib.o: ALL_CFLAGS += -DPB_SRCDIR='"$(CURDIR)"'
 
 $(BUILD)/hooks/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -99,7 +101,8 @@ static json_t *calib_to_json(const struct calibration *c)
 	bool ok = root && machine && costs && res && fit;
 	size_t i;
 
-	ok = ok && put(machine, "kernel", json_string(c->machine.kernel)) &&
+	ok = ok && put(machine, "arch", json_string(c->machine.arch)) &&
+	     put(machine, "kernel", json_string(c->machine.kernel)) &&
 	     put(machine, "cpu", json_string(c->machine.cpu)) &&
 	     put(machine, "cores", json_integer(c->machine.cores)) &&
 	     put(machine, "date", json_string(c->machine.date));
@@ -270,12 +273,15 @@ static int rd_machine(struct calib_reader *rd, json_t *o,
 		      struct calib_machine *m)
 {
 	static const char *const keys[] = {
-		"kernel", "cpu", "cores", "date", NULL
+		"arch", "kernel", "cpu", "cores", "date", NULL
 	};
 	json_t *cores;
 	int err;
 
 	err = rd_fields(rd, o, "machine", keys);
+	if (!err)
+		err = rd_string(rd, o, "machine", "arch", m->arch,
+				sizeof(m->arch));
 	if (!err)
 		err = rd_string(rd, o, "machine", "kernel", m->kernel,
 				sizeof(m->kernel));
@@ -446,4 +452,26 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 	if (ret)
 		calib_free(c);
 	return ret;
+}
+
+/* The source tree, from the Makefile: where build/ and calibrate/ are. */
+#ifndef PB_SRCDIR
+#define PB_SRCDIR "."
+#endif
+
+const char *calib_default_output(void)
+{
+	return PB_SRCDIR "/build/calibration.json";
+}
+
+const char *calib_default_input(void)
+{
+	static char path[4096];
+	struct utsname u;
+
+	if (!access(calib_default_output(), F_OK))
+		return calib_default_output();
+	snprintf(path, sizeof(path), "%s/calibrate/%s.json", PB_SRCDIR,
+		 uname(&u) ? "x86_64" : u.machine);
+	return path;
 }

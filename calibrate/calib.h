@@ -4,7 +4,7 @@
  * kept as a JSON file, and the time it predicts for a statement.
  *
  *	{"version": 1,
- *	 "machine": {"kernel": "6.1.0-18-amd64", "cpu": "...", "cores": 2,
+ *	 "machine": {"arch": "x86_64", "kernel": "6.1.0-18-amd64", "cpu": "...", "cores": 2,
  *	             "date": "2026-12-03"},
  *	 "costs": [{"counter": "fault_anon", "us": 0.81, "stderr": 0.02,
  *	            "state": "fitted"}, ...],
@@ -29,6 +29,7 @@
 #define CALIB_VERSION	1
 
 struct calib_machine {
+	char arch[80];		/* uname -m */
 	char kernel[256];	/* uname -r */
 	char cpu[256];		/* the model name of /proc/cpuinfo */
 	int cores;
@@ -88,5 +89,19 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 int calib_predict(const struct calibration *c,
 		  const uint64_t count[PB_NR_STATS], double *us,
 		  enum pb_stat *missing);
+
+/*
+ * Where `ptebatch calibrate` writes by default: build/calibration.json in
+ * the source tree the tool was built from.
+ */
+const char *calib_default_output(void);
+
+/*
+ * The calibration a prediction uses when none is named: this machine's
+ * own (calib_default_output()) when it exists, else the one shipped in
+ * calibrate/ for this machine's architecture (calibrate/x86_64.json).
+ * Returns the path; it may not exist (the reader says so).
+ */
+const char *calib_default_input(void);
 
 #endif /* CALIBRATE_CALIB_H */

@@ -97,7 +97,8 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 			fprintf(out, " (%s %lu%s)", s->proc_names[st->child],
 				res->child_faults, vary);
 		if (time)
-			fprintf(out, " time %.2f", time->us);
+			fprintf(out, " %s %.2f",
+				time->label ? time->label : "time", time->us);
 		if (st->kind == ST_DRAIN) {
 			fputs(" data ", out);
 			record_data(out, res->data, res->data_len);

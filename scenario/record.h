@@ -24,6 +24,7 @@ void record_setting(FILE *out, const struct stmt *st);
 struct record_time {
 	double us;		/* the median of the runs, microseconds */
 	bool faults_vary;	/* the result was not the same in every run */
+	const char *label;	/* the word before it: NULL for "time" */
 };
 
 /* "# time: ..." - how the times of a timed run were measured. */

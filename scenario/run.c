@@ -92,6 +92,10 @@ struct run_times {
 		unsigned long faults, child_faults;
 		bool vary;
 	} *first;			/* [statement index] */
+	struct stmt_sample *samples;	/* [statement index], or NULL */
+	scn_annotate_fn annotate;	/* or NULL */
+	void *annotate_arg;
+	bool hide_stats;		/* counted for annotate, not printed */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -134,7 +138,23 @@ static const struct record_time *note_time(struct run_times *t, int i,
 		return NULL;
 	time->us = median_ns(ns, t->reps) / 1000;
 	time->faults_vary = f->vary;
+	time->label = NULL;
 	return time;
+}
+
+/* The last run's result of a statement, for scenario_run_sampled(). */
+static void note_sample(struct stmt_sample *sample,
+			const struct stmt_result *res,
+			const struct record_time *timed)
+{
+	sample->ran = true;
+	sample->err = res->err;
+	sample->faults = res->faults;
+	sample->has_time = timed != NULL;
+	sample->us = timed ? timed->us : 0;
+	sample->vary = timed ? timed->faults_vary : false;
+	sample->has_stats = res->has_stats;
+	memcpy(sample->stats, res->stats, sizeof(sample->stats));
 }
 
 enum stmt_outcome { STMT_DONE, STMT_EXHAUSTED, STMT_FATAL };
@@ -163,9 +183,17 @@ static enum stmt_outcome run_process_statement(const struct scenario *s,
 			res.exhausted);
 		outcome = STMT_EXHAUSTED;
 	}
-	if (t)
+	if (t && t->annotate) {
+		memset(&time, 0, sizeof(time));
+		if (t->annotate(t->annotate_arg, st, &res, &time))
+			timed = &time;
+	} else if (t) {
 		timed = note_time(t, (int)(st - s->stmts), &res, &time);
-	record_result(out, s, st, &res, b->want_stats, timed);
+		if (t->samples && t->rep == t->reps - 1)
+			note_sample(&t->samples[st - s->stmts], &res, timed);
+	}
+	record_result(out, s, st, &res, b->want_stats && !(t && t->hide_stats),
+		      timed);
 	stmt_result_reset(&res);
 	return outcome;
 }
@@ -199,7 +227,7 @@ static int run_once(const struct scenario *s, struct backend *b, FILE *out,
 		return SCN_RUN_FAILED;
 	}
 	record_header(out, b);
-	if (t)
+	if (t && !t->annotate)
 		record_time_method(out, b, t->reps);
 
 	for (i = 0; i < s->nr_stmts && !failed; i++) {
@@ -262,7 +290,14 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 int scenario_run_timed(const struct scenario *s, struct backend *b, int reps,
 		       FILE *out, FILE *err, int check_from)
 {
-	struct run_times t = { .reps = reps };
+	return scenario_run_sampled(s, b, reps, out, err, check_from, NULL);
+}
+
+int scenario_run_sampled(const struct scenario *s, struct backend *b,
+			 int reps, FILE *out, FILE *err, int check_from,
+			 struct stmt_sample *samples)
+{
+	struct run_times t = { .reps = reps, .samples = samples };
 	FILE *devnull = NULL;
 	int ret = SCN_RUN_OK;
 
@@ -285,4 +320,16 @@ int scenario_run_timed(const struct scenario *s, struct backend *b, int reps,
 	free(t.ns);
 	free(t.first);
 	return ret;
+}
+
+int scenario_run_annotated(const struct scenario *s, struct backend *b,
+			   FILE *out, FILE *err, int check_from,
+			   bool with_stats, scn_annotate_fn annotate, void *arg)
+{
+	struct run_times t = {
+		.reps = 1, .annotate = annotate, .annotate_arg = arg,
+		.hide_stats = !with_stats,
+	};
+
+	return run_once(s, b, out, err, check_from, &t);
 }

@@ -4,9 +4,12 @@
 #ifndef SCENARIO_RUN_H
 #define SCENARIO_RUN_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "scenario/backend.h"
+#include "scenario/record.h"
 #include "scenario/scenario.h"
 
 /* What scenario_run() returns; the CLI exits with the same numbers. */
@@ -49,5 +52,46 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
  */
 int scenario_run_timed(const struct scenario *s, struct backend *b, int reps,
 		       FILE *out, FILE *err, int check_from);
+
+/* One statement of a sampled run (scenario_run_sampled()). */
+struct stmt_sample {
+	bool ran;			/* a process statement that ran */
+	int err;
+	unsigned long faults;
+	bool has_time;			/* the backend timed it */
+	double us;			/* the median time, microseconds */
+	bool vary;			/* its result was not the same in every run */
+	bool has_stats;			/* the backend counted it */
+	uint64_t stats[PB_NR_STATS];	/* its cost counters (the last run's) */
+};
+
+/*
+ * scenario_run_timed(), and also each statement's result in @samples
+ * (NULL: none; else zeroed, one per statement of @s, by index): what a
+ * caller that fits or predicts times (calibrate/) reads instead of the
+ * record.  A statement that did not run keeps ran false.
+ */
+int scenario_run_sampled(const struct scenario *s, struct backend *b,
+			 int reps, FILE *out, FILE *err, int check_from,
+			 struct stmt_sample *samples);
+
+/*
+ * What a caller adds to a statement's record line: fill @time (its us
+ * and label; "LABEL US" follows the counts) and return true, or return
+ * false for nothing.  @res is the statement's result, counters too when
+ * the backend's want_stats is set.
+ */
+typedef bool (*scn_annotate_fn)(void *arg, const struct stmt *st,
+				const struct stmt_result *res,
+				struct record_time *time);
+
+/*
+ * scenario_run() once, with @annotate called on every process
+ * statement's result before its line is printed; the counters (if the
+ * backend's want_stats is set) follow the line only @with_stats.
+ */
+int scenario_run_annotated(const struct scenario *s, struct backend *b,
+			   FILE *out, FILE *err, int check_from,
+			   bool with_stats, scn_annotate_fn annotate, void *arg);
 
 #endif /* SCENARIO_RUN_H */

@@ -330,7 +330,8 @@ static void test_collinear(void)
 /* ---- the calibration file ----------------------------------------------- */
 
 static const struct calib_machine test_machine = {
-	.kernel = "6.1.0-test", .cpu = "Model \"CPU\" \\ 2.0GHz", .cores = 2,
+	.arch = "x86_64", .kernel = "6.1.0-test",
+	.cpu = "Model \"CPU\" \\ 2.0GHz", .cores = 2,
 	.date = "2026-12-03T10:00:00Z",
 };
 
@@ -412,7 +413,7 @@ static void test_round_trip(struct t_tmpdir *dir)
 }
 
 #define GOOD_MACHINE \
-	"\"machine\": {\"kernel\": \"6.1\", \"cpu\": \"x\", \"cores\": 2, " \
+	"\"machine\": {\"arch\": \"x86_64\", \"kernel\": \"6.1\", \"cpu\": \"x\", \"cores\": 2, " \
 	"\"date\": \"2026-12-03\"}"
 #define GOOD_FIT "\"fit\": {\"r2\": 0.9, \"median_abs_rel_err\": 0.1}"
 #define COST(name, us) \
@@ -436,7 +437,7 @@ static const struct {
 	  "{\"version\": 1, " GOOD_MACHINE ", \"residuals\": [], " GOOD_FIT "}",
 	  ": missing field 'costs'" },
 	{ "missing machine.cores",
-	  "{\"version\": 1, \"machine\": {\"kernel\": \"6.1\", \"cpu\": \"x\", "
+	  "{\"version\": 1, \"machine\": {\"arch\": \"x86_64\", \"kernel\": \"6.1\", \"cpu\": \"x\", "
 	  "\"date\": \"d\"}, \"costs\": [" COST("fault", "1") "], "
 	  "\"residuals\": [], " GOOD_FIT "}",
 	  ": missing field 'machine.cores'" },

@@ -1,0 +1,175 @@
+/*
+ * measure.c - samples from a calibration scenario: its statements timed
+ * on the kernel and counted on the model (measure.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "calibrate/measure.h"
+#include "scenario/run.h"
+#include "scenario/scenario.h"
+
+void calib_this_machine(struct calib_machine *m)
+{
+	struct utsname u;
+	char line[512];
+	time_t now = time(NULL);
+	struct tm tm;
+	FILE *f;
+
+	memset(m, 0, sizeof(*m));
+	if (!uname(&u)) {
+		snprintf(m->arch, sizeof(m->arch), "%s", u.machine);
+		snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
+	}
+	snprintf(m->cpu, sizeof(m->cpu), "unknown");
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(m->cpu, sizeof(m->cpu), "%s", colon);
+		break;
+	}
+	if (f)
+		fclose(f);
+	m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (m->cores < 1)
+		m->cores = 1;
+	gmtime_r(&now, &tm);
+	strftime(m->date, sizeof(m->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * Families whose kernel time is mostly not the model's work: the kernel
+ * backend carries `split` out as two mprotect calls per 2M (Linux has no
+ * system call for it), and a dio-read or dio-write is a block I/O to a
+ * file (the pinning is a small part of it; the model does no I/O).
+ */
+static bool unfitted_family(const char *family)
+{
+	return !strcmp(family, "split") || !strcmp(family, "dio");
+}
+
+/* Run @s on @b (@reps runs) into @samples; the record goes nowhere. */
+static int run_into(const struct scenario *s, struct backend *b, int reps,
+		    struct stmt_sample *samples, FILE *err)
+{
+	FILE *devnull = fopen("/dev/null", "w");
+	int ret;
+
+	if (!devnull)
+		return -errno;
+	ret = scenario_run_sampled(s, b, reps, devnull, err, 0, samples);
+	fclose(devnull);
+	if (ret == SCN_RUN_SKIPPED)
+		return -EOPNOTSUPP;
+	return ret == SCN_RUN_OK ? 0 : -EINVAL;
+}
+
+static int add_samples(const char *path, const struct scenario *s,
+		       const struct stmt_sample *kern,
+		       const struct stmt_sample *model,
+		       struct calib_samples *ss,
+		       struct calib_measure_stats *st)
+{
+	const char *base = strrchr(path, '/');
+	int i, ret;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < s->nr_stmts; i++) {
+		const struct stmt_sample *k = &kern[i], *m = &model[i];
+		struct calib_sample x;
+
+		if (!k->ran || !m->ran)
+			continue;
+		memset(&x, 0, sizeof(x));
+		calib_family(s->stmts[i].text, m->stats, x.family,
+			     sizeof(x.family));
+		if (unfitted_family(x.family)) {
+			st->unfitted++;
+			continue;
+		}
+		if (k->err || m->err) {
+			st->failed++;
+			continue;
+		}
+		if (k->faults != m->faults) {
+			st->differ++;
+			continue;
+		}
+		if (k->vary) {
+			st->vary++;
+			continue;
+		}
+		if (!k->has_time || k->us <= 0 || !m->has_stats) {
+			st->untimed++;
+			continue;
+		}
+		snprintf(x.scenario, sizeof(x.scenario), "%s", base);
+		x.stmt = s->stmts[i].number;
+		calib_size_label(path, x.size, sizeof(x.size));
+		x.us = k->us;
+		memcpy(x.count, m->stats, sizeof(x.count));
+		ret = calib_samples_add(ss, &x);
+		if (ret)
+			return ret;
+		st->taken++;
+	}
+	return 0;
+}
+
+int calib_measure(const char *path, int reps, struct calib_samples *ss,
+		  struct calib_measure_stats *st, FILE *err)
+{
+	struct calib_measure_stats dummy = { 0 };
+	struct stmt_sample *kern = NULL, *model = NULL;
+	struct model_options mopt = { 0 };
+	struct kernel_options kopt = { 0 };
+	struct backend *kb = NULL, *mb = NULL;
+	struct scenario *s = NULL;
+	size_t len;
+	char *text;
+	int ret;
+
+	if (!st)
+		st = &dummy;
+	text = scenario_read_file(path, &len, err);
+	if (text)
+		s = scenario_parse_text(path, text, len, SCN_DEFAULT_PAGE_SIZE,
+					err);
+	free(text);
+	if (!s)
+		return -EINVAL;
+	ret = -ENOMEM;
+	kern = calloc((size_t)s->nr_stmts + 1, sizeof(*kern));
+	model = calloc((size_t)s->nr_stmts + 1, sizeof(*model));
+	kb = kernel_backend_create(&kopt);
+	mb = model_backend_create(&mopt);	/* upstream: this kernel's rules */
+	if (!kern || !model || !kb || !mb)
+		goto out;
+	ret = run_into(s, kb, reps, kern, err);
+	if (ret)
+		goto out;
+	mb->want_stats = 1;
+	ret = run_into(s, mb, 1, model, err);
+	if (!ret)
+		ret = add_samples(path, s, kern, model, ss, st);
+out:
+	if (kb)
+		kb->ops->destroy(kb);
+	if (mb)
+		mb->ops->destroy(mb);
+	free(kern);
+	free(model);
+	scenario_free(s);
+	return ret;
+}

@@ -1,0 +1,39 @@
+/*
+ * calibrate/measure.h - taking samples: a calibration scenario run on
+ * this machine's kernel with each statement timed, and on the model
+ * (the upstream variant: what this kernel does) with each statement
+ * counted; and the machine the samples come from.
+ */
+#ifndef CALIBRATE_MEASURE_H
+#define CALIBRATE_MEASURE_H
+
+#include <stdio.h>
+
+#include "calibrate/samples.h"
+
+/* This machine: uname, /proc/cpuinfo's model name, cores, now. */
+void calib_this_machine(struct calib_machine *m);
+
+/* What calib_measure() did with a scenario's statements. */
+struct calib_measure_stats {
+	unsigned long taken;		/* samples added */
+	unsigned long untimed;		/* not timed where it ran (exit), or 0 us */
+	unsigned long unfitted;		/* a family the fit leaves out (split, dio) */
+	unsigned long failed;		/* an error on either side */
+	unsigned long differ;		/* the model's faults were not the kernel's */
+	unsigned long vary;		/* the kernel's result varied between runs */
+};
+
+/*
+ * Run the scenario @path on the kernel (@reps timed runs, median) and
+ * on the model, and add a sample to @ss for every statement both ran
+ * alike (no error, the same faults, the same result in every kernel
+ * run) and the kernel timed.  @st (may be NULL) counts what was left
+ * out and why.  0; -EOPNOTSUPP when the kernel backend cannot run it
+ * here (not root, a folio size the kernel lacks: the reason in @err);
+ * -EINVAL when it does not parse or a run failed (on @err); -ENOMEM.
+ */
+int calib_measure(const char *path, int reps, struct calib_samples *ss,
+		  struct calib_measure_stats *st, FILE *err);
+
+#endif /* CALIBRATE_MEASURE_H */

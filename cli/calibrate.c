@@ -1,0 +1,490 @@
+/*
+ * calibrate.c - ptebatch calibrate: time the calibration suite on this
+ * machine's kernel, count it on the model, fit one cost per counter and
+ * write the calibration; or refit saved samples, and say how well a fit
+ * predicts what it was not fitted on (--validate).
+ */
+#include <errno.h>
+#include <glob.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "calibrate/measure.h"
+#include "calibrate/samples.h"
+#include "cli/cli.h"
+#include "scenario/run.h"
+
+/* The suite's repetitions: the median of this many kernel runs. */
+#define CALIB_DEFAULT_REPS 5
+#define CALIB_QUICK_REPS 1
+
+struct calibrate_options {
+	const char *out;		/* -o */
+	const char *samples_out;	/* --samples */
+	const char *from_samples;
+	const char *suite;
+	bool quick, validate;
+	int reps;
+};
+
+static void calibrate_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ptebatch calibrate [-o FILE] [--samples FILE]"
+		" [--suite DIR] [--reps N] [--quick]\n"
+		"                          [--validate]\n"
+		"       ptebatch calibrate --from-samples FILE [-o FILE]"
+		" [--validate]\n"
+		"\n"
+		"calibrate fit the model's cost counters to this machine's"
+		" kernel times\n"
+		"  -o FILE           the calibration (JSON); default %s\n"
+		"  --samples FILE    the timed statements fitted on; default"
+		" FILE with\n"
+		"                    .samples in place of .json\n"
+		"  --suite DIR       the calibration scenarios (DIR/*.scn);"
+		" default the\n"
+		"                    source tree's calibrate/\n"
+		"  --reps N          the median of N kernel runs of each"
+		" scenario (default %d)\n"
+		"  --quick           the smallest scenario of each folio size,"
+		" one run each\n"
+		"                    (a smoke test, not a calibration to use)\n"
+		"  --from-samples FILE  fit saved samples: no kernel, no root\n"
+		"  --validate        also fit without each family (fork,"
+		" munmap, cow,\n"
+		"                    mprotect, register) and on 4K and 2M-pte"
+		" only, and\n"
+		"                    print the median error of what each fit"
+		" did not see\n"
+		"Measuring needs root (the kernel backend); it runs each"
+		" scenario on the\n"
+		"kernel with per-statement timing and on the model (upstream)"
+		" with counters.\n",
+		calib_default_output(), CALIB_DEFAULT_REPS);
+}
+
+static int set_out(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->out = v;
+	return *v ? 0 : usage_error("-o: empty file name");
+}
+
+static int set_samples(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->samples_out = v;
+	return *v ? 0 : usage_error("--samples: empty file name");
+}
+
+static int set_from(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->from_samples = v;
+	return *v ? 0 : usage_error("--from-samples: empty file name");
+}
+
+static int set_suite(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->suite = v;
+	return *v ? 0 : usage_error("--suite: empty directory name");
+}
+
+static int set_quick(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->quick = true;
+	return 0;
+}
+
+static int set_validate(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->validate = true;
+	return 0;
+}
+
+static int set_reps(void *o, const char *v)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 ||
+	    n > BENCH_MAX_REPS)
+		return usage_error("--reps: expected a number from 1 to %d,"
+				   " got '%s'", BENCH_MAX_REPS, v);
+	((struct calibrate_options *)o)->reps = (int)n;
+	return 0;
+}
+
+static int no_operand(void *o, const char *word)
+{
+	return usage_error("unexpected argument '%s' (the suite is --suite"
+			   " DIR)", word);
+}
+
+static const struct cli_option calibrate_options[] = {
+	{ "-o", true, set_out },
+	{ "--samples", true, set_samples },
+	{ "--from-samples", true, set_from },
+	{ "--suite", true, set_suite },
+	{ "--reps", true, set_reps },
+	{ "--quick", false, set_quick },
+	{ "--validate", false, set_validate },
+	{ NULL, false, NULL },
+};
+
+/* ---- measuring ---------------------------------------------------------- */
+
+/* The length a suite file is about, from its "-LENGTH.scn" ending. */
+static unsigned long file_length(const char *path)
+{
+	const char *dash = strrchr(path, '-');
+	char *end;
+	unsigned long n;
+
+	if (!dash)
+		return 0;
+	n = strtoul(dash + 1, &end, 10);
+	switch (*end) {
+	case 'g': case 'G': n <<= 10; /* fall through */
+	case 'm': case 'M': n <<= 10; /* fall through */
+	case 'k': case 'K': n <<= 10; break;
+	default: return 0;
+	}
+	return n;
+}
+
+/* --quick: keep only the shortest file of each folio size. */
+static bool shortest_of_its_size(char **paths, size_t nr, size_t i)
+{
+	char a[64], b[64];
+	size_t j;
+
+	calib_size_label(paths[i], a, sizeof(a));
+	for (j = 0; j < nr; j++) {
+		calib_size_label(paths[j], b, sizeof(b));
+		if (j != i && !strcmp(a, b) &&
+		    (file_length(paths[j]) < file_length(paths[i]) ||
+		     (file_length(paths[j]) == file_length(paths[i]) && j < i)))
+			return false;
+	}
+	return true;
+}
+
+static int measure_suite(const struct calibrate_options *o,
+			 struct calib_samples *ss)
+{
+	struct calib_measure_stats st = { 0 };
+	char pattern[4096];
+	glob_t g;
+	size_t i, ran = 0;
+	int ret, reps = o->reps ? o->reps :
+		o->quick ? CALIB_QUICK_REPS : CALIB_DEFAULT_REPS;
+
+	snprintf(pattern, sizeof(pattern), "%s/*.scn", o->suite);
+	ret = glob(pattern, 0, NULL, &g);
+	if (ret == GLOB_NOMATCH) {
+		fprintf(stderr, "ptebatch: calibrate: %s: no calibration"
+			" scenario (*.scn) there\n", o->suite);
+		return EXIT_USAGE;
+	}
+	if (ret)
+		return out_of_memory();
+	calib_this_machine(&ss->machine);
+	for (i = 0; i < g.gl_pathc; i++) {
+		if (o->quick && !shortest_of_its_size(g.gl_pathv, g.gl_pathc, i))
+			continue;
+		fprintf(stderr, "calibrate: %s (%d run%s)\n", g.gl_pathv[i],
+			reps, reps == 1 ? "" : "s");
+		ret = calib_measure(g.gl_pathv[i], reps, ss, &st, stderr);
+		if (ret == -EOPNOTSUPP) {
+			/* A folio size this kernel lacks: said on stderr. */
+			continue;
+		}
+		if (ret) {
+			fprintf(stderr, "ptebatch: calibrate: %s: %s\n",
+				g.gl_pathv[i], ret == -ENOMEM ? "out of memory" :
+				"the run failed (above)");
+			globfree(&g);
+			return SCN_RUN_FAILED;
+		}
+		ran++;
+	}
+	globfree(&g);
+	fprintf(stderr, "calibrate: %zu scenarios, %lu samples; left out: %lu"
+		" untimed, %lu split or dio, %lu errors, %lu with other faults than"
+		" the kernel's, %lu that varied\n", ran, st.taken, st.untimed,
+		st.unfitted, st.failed, st.differ, st.vary);
+	if (!ss->nr) {
+		fprintf(stderr, "ptebatch: calibrate: no sample taken%s\n",
+			ran ? "" : " (every scenario was skipped)");
+		return SCN_RUN_SKIPPED;
+	}
+	return 0;
+}
+
+/* FILE.json -> FILE.samples (or FILE + ".samples"). */
+static char *samples_path(const char *out)
+{
+	size_t n = strlen(out);
+	char *p = malloc(n + 16);
+
+	if (!p)
+		return NULL;
+	memcpy(p, out, n + 1);
+	if (n > 5 && !strcmp(p + n - 5, ".json"))
+		p[n - 5] = '\0';
+	strcat(p, ".samples");
+	return p;
+}
+
+static int write_samples(const char *path, const struct calib_samples *ss)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "ptebatch: calibrate: %s: %s\n", path,
+			strerror(errno));
+		return SCN_RUN_FAILED;
+	}
+	ret = calib_samples_write(f, ss);
+	if (fclose(f) || ret) {
+		fprintf(stderr, "ptebatch: calibrate: %s: write error\n", path);
+		return SCN_RUN_FAILED;
+	}
+	return 0;
+}
+
+/* ---- reporting ---------------------------------------------------------- */
+
+static const char *const held_out_families[] = {
+	"fork", "munmap", "cow", "mprotect", "register", NULL
+};
+
+static void print_costs(const struct calibration *c)
+{
+	int j;
+
+	printf("%-20s %10s %10s  %s\n", "counter", "us", "stderr", "state");
+	for (j = 0; j < PB_NR_STATS; j++) {
+		const struct calib_cost *k = &c->cost[j];
+
+		if (!k->present || k->state == NNLS_UNIDENTIFIABLE)
+			continue;
+		printf("%-20s %10.5f %10.5f  %s\n", pb_stat_name(j), k->us,
+		       k->stderr_us, nnls_cost_state_name(k->state));
+	}
+	printf("fit: %zu samples, R^2 %.4f, median |error| %.1f%%\n",
+	       c->nr_residuals, c->r2, 100 * c->median_abs_rel_err);
+}
+
+/* The distinct values of a field of @ss, in order of first appearance. */
+static size_t distinct(const struct calib_samples *ss, bool family,
+		       const char **out, size_t max)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < ss->nr; i++) {
+		const char *v = family ? ss->v[i].family : ss->v[i].size;
+
+		for (j = 0; j < n && strcmp(out[j], v); j++)
+			;
+		if (j == n && n < max)
+			out[n++] = v;
+	}
+	return n;
+}
+
+/* The median error of @c on each family, or each size, of @ss. */
+static void print_errors(const struct calib_samples *ss,
+			 const struct calibration *c, bool family)
+{
+	const char *v[64];
+	size_t i, n = distinct(ss, family, v, 64), nr;
+
+	printf("  %-10s %8s %10s\n", family ? "family" : "size", "samples",
+	       "median|e|");
+	for (i = 0; i < n; i++) {
+		const char *one[] = { v[i], NULL };
+		struct calib_select sel = { 0 };
+		double e;
+
+		if (family)
+			sel.families = one;
+		else
+			sel.sizes = one;
+		e = calib_median_error(ss, &sel, c, &nr);
+		printf("  %-10s %8zu %9.1f%%\n", v[i], nr, 100 * e);
+	}
+}
+
+/*
+ * Fit on what @fit selects, and print the median error on what @pred
+ * selects, overall and per size or family (@by_size).
+ */
+static int held_out(const struct calib_samples *ss, const char *what,
+		    const struct calib_select *fit,
+		    const struct calib_select *pred, bool by_size)
+{
+	struct calibration c;
+	const char *v[64];
+	char err[256];
+	size_t i, n, nr;
+	double e;
+	int ret;
+
+	ret = calib_fit(ss, fit, &c, err, sizeof(err));
+	if (ret) {
+		printf("%-34s (%s)\n", what, err);
+		return ret == -ENOMEM ? out_of_memory() : 0;
+	}
+	e = calib_median_error(ss, pred, &c, &nr);
+	printf("%-34s %5zu samples  median |error| %5.1f%%  (", what, nr,
+	       100 * e);
+	n = distinct(ss, !by_size, v, 64);
+	for (i = 0; i < n; i++) {
+		const char *one[] = { v[i], NULL };
+		struct calib_select sel = *pred;
+		double ei;
+
+		if (by_size)
+			sel.sizes = sel.sizes ? sel.sizes : one;
+		else
+			sel.families = sel.families ? sel.families : one;
+		if (by_size && !in_list(sel.sizes, v[i]))
+			continue;
+		if (!by_size && !in_list(sel.families, v[i]))
+			continue;
+		if (by_size)
+			sel.sizes = one;
+		else
+			sel.families = one;
+		ei = calib_median_error(ss, &sel, &c, &nr);
+		if (nr)
+			printf("%s%s %.1f%%", i ? ", " : "", v[i], 100 * ei);
+	}
+	printf(")\n");
+	calib_free(&c);
+	return 0;
+}
+
+static int validate(const struct calib_samples *ss)
+{
+	static const char *const fit_sizes[] = { "4k", "2m-pte", NULL };
+	static const char *const pred_sizes[] = { "64k", "1m", NULL };
+	const char *const *f;
+	char what[64];
+	int ret = 0;
+
+	printf("\nheld out by operation (fit without the family, predict"
+	       " it):\n");
+	for (f = held_out_families; !ret && *f; f++) {
+		const char *one[] = { *f, NULL };
+		struct calib_select fit = { .not_families = one };
+		struct calib_select pred = { .families = one };
+
+		snprintf(what, sizeof(what), "  %s", *f);
+		ret = held_out(ss, what, &fit, &pred, true);
+	}
+	if (!ret) {
+		struct calib_select fit = { .sizes = fit_sizes };
+		struct calib_select pred = { .sizes = pred_sizes };
+
+		printf("\nheld out by folio size:\n");
+		ret = held_out(ss, "  fit 4k + 2m-pte, predict 64k + 1m",
+			       &fit, &pred, true);
+	}
+	return ret;
+}
+
+static int calibrate_main(int argc, char **argv)
+{
+	struct calibrate_options o = { 0 };
+	struct calib_samples ss = { 0 };
+	struct calibration c;
+	char err[512], *spath = NULL;
+	int ret;
+
+	command = "calibrate";
+	ret = cli_parse(calibrate_options, &o, no_operand, argc, argv);
+	if (!ret && o.from_samples && (o.suite || o.quick || o.reps ||
+				       o.samples_out))
+		ret = usage_error("--from-samples measures nothing: no"
+				  " --suite, --quick, --reps or --samples");
+	if (ret)
+		return ret;
+	if (!o.out)
+		o.out = calib_default_output();
+	if (o.from_samples) {
+		ret = calib_samples_read(o.from_samples, &ss, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "ptebatch: calibrate: %s\n", err);
+			return ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
+		}
+	} else {
+		static char suite[4096];
+
+		if (!o.suite) {
+			/* Beside the default calibration: <src>/calibrate. */
+			snprintf(suite, sizeof(suite), "%s", calib_default_output());
+			*strrchr(suite, '/') = '\0';
+			*strrchr(suite, '/') = '\0';
+			strcat(suite, "/calibrate");
+			o.suite = suite;
+		}
+		if (geteuid()) {
+			fprintf(stderr, "ptebatch: calibrate: skipped: timing"
+				" the kernel needs root (fit saved samples"
+				" with --from-samples)\n");
+			return SCN_RUN_SKIPPED;
+		}
+		ret = measure_suite(&o, &ss);
+		if (ret)
+			goto out;
+		spath = o.samples_out ? strdup(o.samples_out) : samples_path(o.out);
+		if (!spath) {
+			ret = out_of_memory();
+			goto out;
+		}
+		ret = write_samples(spath, &ss);
+		if (ret)
+			goto out;
+	}
+	ret = calib_fit(&ss, NULL, &c, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "ptebatch: calibrate: %s\n", err);
+		ret = ret == -ENOMEM ? out_of_memory() : SCN_RUN_FAILED;
+		goto out;
+	}
+	printf("# calibration of %s, %s, %d cores, kernel %s, %s\n",
+	       c.machine.arch, c.machine.cpu, c.machine.cores,
+	       c.machine.kernel, c.machine.date);
+	print_costs(&c);
+	printf("\nby family (the fit's own samples):\n");
+	print_errors(&ss, &c, true);
+	printf("by folio size:\n");
+	print_errors(&ss, &c, false);
+	if (calib_write_file(o.out, &c, err, sizeof(err))) {
+		fprintf(stderr, "ptebatch: calibrate: %s\n", err);
+		ret = SCN_RUN_FAILED;
+	} else {
+		fprintf(stderr, "calibrate: wrote %s%s%s\n", o.out,
+			spath ? " and " : "", spath ? spath : "");
+	}
+	calib_free(&c);
+	if (!ret && o.validate)
+		ret = validate(&ss);
+out:
+	free(spath);
+	calib_samples_free(&ss);
+	return ret;
+}
+
+const struct cli_command calibrate_command = {
+	.name = "calibrate",
+	.main = calibrate_main,
+	.usage = calibrate_usage,
+};

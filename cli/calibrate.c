@@ -20,6 +20,8 @@
 /* The suite's repetitions: the median of this many kernel runs. */
 #define CALIB_DEFAULT_REPS 5
 #define CALIB_QUICK_REPS 1
+/* Runs of a scenario the kernel backend skipped before giving up on it. */
+#define CALIB_TRIES 3
 
 struct calibrate_options {
 	const char *out;		/* -o */
@@ -180,7 +182,7 @@ static int measure_suite(const struct calibrate_options *o,
 	char pattern[4096];
 	glob_t g;
 	size_t i, ran = 0;
-	int ret, reps = o->reps ? o->reps :
+	int try, ret, reps = o->reps ? o->reps :
 		o->quick ? CALIB_QUICK_REPS : CALIB_DEFAULT_REPS;
 
 	snprintf(pattern, sizeof(pattern), "%s/*.scn", o->suite);
@@ -198,11 +200,18 @@ static int measure_suite(const struct calibrate_options *o,
 			continue;
 		fprintf(stderr, "calibrate: %s (%d run%s)\n", g.gl_pathv[i],
 			reps, reps == 1 ? "" : "s");
-		ret = calib_measure(g.gl_pathv[i], reps, ss, &st, stderr);
-		if (ret == -EOPNOTSUPP) {
-			/* A folio size this kernel lacks: said on stderr. */
-			continue;
+		/*
+		 * A skip is a folio size this kernel lacks, or khugepaged
+		 * collapsing a range during the run (the backend holds it
+		 * off but cannot stop it): said on stderr; try again.
+		 */
+		for (try = 0; try < CALIB_TRIES; try++) {
+			ret = calib_measure(g.gl_pathv[i], reps, ss, &st, stderr);
+			if (ret != -EOPNOTSUPP)
+				break;
 		}
+		if (ret == -EOPNOTSUPP)
+			continue;
 		if (ret) {
 			fprintf(stderr, "ptebatch: calibrate: %s: %s\n",
 				g.gl_pathv[i], ret == -ENOMEM ? "out of memory" :

@@ -87,13 +87,13 @@ void kernel_enter(void);
 
 /*
  * smp_mb(): a full barrier, counted (the acquire fence of smp_rmb() is
- * not: x86 gives it for free).
+ * not: x86 gives it for free).  A macro: GCC's -Wtsan refuses the fence
+ * inlined from a function.
  */
-static inline void smp_mb(void)
-{
-	count_stat(barrier);
-	atomic_thread_fence(memory_order_seq_cst);
-}
+#define smp_mb() do {						\
+	count_stat(barrier);					\
+	atomic_thread_fence(memory_order_seq_cst);		\
+} while (0)
 
 /*
  * memmap_line (mm/vmstat.c): the struct page cache lines the kernel

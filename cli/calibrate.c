@@ -30,6 +30,9 @@ struct calibrate_options {
 	const char *suite;
 	bool quick, validate;
 	int reps;
+	const char *without[16];	/* --without: families left out of the fit */
+	const char *sizes[16];		/* --sizes: the folio sizes fitted on */
+	int nr_without, nr_sizes;
 };
 
 static void calibrate_usage(FILE *f)
@@ -56,6 +59,13 @@ static void calibrate_usage(FILE *f)
 		" one run each\n"
 		"                    (a smoke test, not a calibration to use)\n"
 		"  --from-samples FILE  fit saved samples: no kernel, no root\n"
+		"  --without F,...   fit without the samples of these families"
+		" (fork, munmap,\n"
+		"                    cow, mprotect, register, fault, mmap, ...)\n"
+		"  --sizes S,...     fit on the samples of these folio sizes"
+		" only (4k, 64k,\n"
+		"                    1m, 2m-pte, 2m-pmd: the suite files'"
+		" names)\n"
 		"  --validate        also fit without each family (fork,"
 		" munmap, cow,\n"
 		"                    mprotect, register) and on 4K and 2M-pte"
@@ -120,6 +130,39 @@ static int set_reps(void *o, const char *v)
 	return 0;
 }
 
+/* A comma-separated list into @list (at most 15 words, kept in @arg). */
+static int split_list(const char *flag, const char *arg, const char **list,
+		      int *nr)
+{
+	char *copy = strdup(arg), *save = NULL, *w;
+
+	if (!copy)
+		return out_of_memory();
+	/* Kept for the run: the words point into it. */
+	for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (*nr == 15)
+			return usage_error("%s: at most 15 names", flag);
+		list[(*nr)++] = w;
+	}
+	if (!*nr)
+		return usage_error("%s: no name in '%s'", flag, arg);
+	return 0;
+}
+
+static int set_without(void *o, const char *v)
+{
+	struct calibrate_options *opts = o;
+
+	return split_list("--without", v, opts->without, &opts->nr_without);
+}
+
+static int set_sizes(void *o, const char *v)
+{
+	struct calibrate_options *opts = o;
+
+	return split_list("--sizes", v, opts->sizes, &opts->nr_sizes);
+}
+
 static int no_operand(void *o, const char *word)
 {
 	return usage_error("unexpected argument '%s' (the suite is --suite"
@@ -134,6 +177,8 @@ static const struct cli_option calibrate_options[] = {
 	{ "--reps", true, set_reps },
 	{ "--quick", false, set_quick },
 	{ "--validate", false, set_validate },
+	{ "--without", true, set_without },
+	{ "--sizes", true, set_sizes },
 	{ NULL, false, NULL },
 };
 
@@ -413,6 +458,7 @@ static int calibrate_main(int argc, char **argv)
 {
 	struct calibrate_options o = { 0 };
 	struct calib_samples ss = { 0 };
+	struct calib_select sel = { 0 };
 	struct calibration c;
 	char err[512], *spath = NULL;
 	int ret;
@@ -462,7 +508,9 @@ static int calibrate_main(int argc, char **argv)
 		if (ret)
 			goto out;
 	}
-	ret = calib_fit(&ss, NULL, &c, err, sizeof(err));
+	sel.not_families = o.nr_without ? o.without : NULL;
+	sel.sizes = o.nr_sizes ? o.sizes : NULL;
+	ret = calib_fit(&ss, &sel, &c, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "ptebatch: calibrate: %s\n", err);
 		ret = ret == -ENOMEM ? out_of_memory() : SCN_RUN_FAILED;

@@ -49,3 +49,4 @@ PB_STAT(mm_alloc)		/* address spaces (mm_struct) created */
  */
 PB_STAT(memmap_line)
 PB_STAT(barrier)		/* full memory barriers: smp_mb() */
+PB_STAT(user_access)		/* CPU loads and stores (one per page a statement accesses) */

@@ -103,6 +103,7 @@ int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 	unsigned long vpn = addr >> PAGE_SHIFT;
 	int err;
 
+	count_stat(user_access);
 	for (;;) {
 		struct tlb_entry *e;
 		unsigned long pfn;

@@ -100,10 +100,10 @@ static struct folio *try_grab_folio_fast(struct page *page, int refs,
 	grab_pin(folio, refs);
 	node_stat_mod(NR_FOLL_PIN_ACQUIRED, refs);
 	/*
-	 * smp_mb__after_atomic(): the pin is visible before we re-check the
-	 * PTE; pairs with the barrier in folio_try_share_anon_rmap_*().
+	 * The pin is visible before we re-check the PTE; pairs with the
+	 * barrier in folio_try_share_anon_rmap_*().
 	 */
-	smp_mb();
+	smp_mb__after_atomic();
 	return folio;
 }
 

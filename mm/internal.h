@@ -96,6 +96,19 @@ void kernel_enter(void);
 } while (0)
 
 /*
+ * smp_mb__after_atomic(): what follows is ordered after the atomic RMW
+ * before it.  The model needs a C11 fence for that; the kernel on x86
+ * needs nothing (the RMW's lock prefix is a full barrier: a compiler
+ * barrier only), on arm64 a dmb.  So it counts as a barrier on arm64
+ * only: the counter is the barriers the kernel would execute.
+ */
+#ifdef CONFIG_ARM64
+#define smp_mb__after_atomic() smp_mb()
+#else
+#define smp_mb__after_atomic() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
+/*
  * memmap_line (mm/vmstat.c): the struct page cache lines the kernel
  * touches, as the kernel lays them out - struct page is 64 bytes, one
  * line per pfn; a folio's flags, refcount, mapping (and an order-0

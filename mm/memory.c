@@ -953,12 +953,13 @@ int copy_page_range(struct vm_area_struct *dst_vma,
 		atomic_fetch_add_explicit(&src_mm->write_protect_seq, 1,
 					  memory_order_seq_cst);
 		/*
-		 * smp_mb(): what the locked write-protect of the first PTE
-		 * gives on x86.  Pairs with the barrier after the pin in
-		 * try_grab_folio_fast(): either this fork sees the pin
-		 * (folio_maybe_dma_pinned) or GUP-fast sees the odd count.
+		 * What the locked write-protect of the first PTE gives on
+		 * x86 (the kernel's RMW after the seqcount's store).  Pairs
+		 * with the barrier after the pin in try_grab_folio_fast():
+		 * either this fork sees the pin (folio_maybe_dma_pinned) or
+		 * GUP-fast sees the odd count.
 		 */
-		smp_mb();
+		smp_mb__after_atomic();
 	}
 	for (addr = src_vma->vm_start; addr < end; addr = next) {
 		pmd_t *src_pmd = walk_to_pmd(src_mm, addr), *dst_pmd;

@@ -49,4 +49,11 @@ PB_STAT(mm_alloc)		/* address spaces (mm_struct) created */
  */
 PB_STAT(memmap_line)
 PB_STAT(barrier)		/* full memory barriers: smp_mb() */
+/*
+ * Steps of a PTE-walking loop (change_pte_range, zap_pte_range,
+ * copy_pte_range, gup_fast_pte_range, madvise's free/pageout walk, the
+ * write-fault reuse walk): one per run of present PTEs handled together,
+ * nr == 1 included - the per-step work batching saves.
+ */
+PB_STAT(pte_batch)
 PB_STAT(user_access)		/* CPU loads and stores (one per page a statement accesses) */

@@ -266,6 +266,7 @@ static int gup_fast_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 		struct page *page;
 
 		hook_gup_fast(GUP_STEP_PTE_READ, ptep, 0);
+		count_stat(pte_batch);
 		npages = 1;
 		if (pte_protnone(pte))
 			return 0;

@@ -133,6 +133,7 @@ static void madvise_free_pageout_pte_range(struct madvise_walk *walk,
 		nr = 1;
 		if (!pte_present(ptent))
 			continue;
+		count_stat(pte_batch);
 		page = vm_normal_page(vma, addr, ptent);
 		if (!page)
 			continue;

@@ -385,6 +385,7 @@ static void wp_page_reuse(struct vm_fault *vmf, struct folio *folio,
 		pte_t pte = fault ? vmf->orig_pte : ptep_get(ptep);
 		unsigned int batch = 1, max_nr = 1;
 
+		count_stat(pte_batch);
 		nr = 1;
 		if (fault) {
 			if (end - addr > PAGE_SIZE &&
@@ -740,6 +741,7 @@ static void zap_pte_range(struct mmu_gather *tlb, struct vm_area_struct *vma,
 		nr = 1;
 		if (pte_none(ptent))
 			continue;
+		count_stat(pte_batch);
 		nr = zap_present_ptes(tlb, vma, ptep, ptent,
 				      (end - addr) >> PAGE_SHIFT, addr);
 	} while (ptep += nr, addr += nr * PAGE_SIZE, addr != end);
@@ -898,6 +900,7 @@ again:
 			nr = 1;
 			if (pte_none(ptent))
 				continue;
+			count_stat(pte_batch);
 			ret = copy_present_ptes(dst_vma, src_vma, dst_pte,
 						src_pte, ptent, addr,
 						(int)((end - addr) >> PAGE_SHIFT),

@@ -149,6 +149,7 @@ static unsigned long change_pte_range(struct mmu_gather *tlb,
 		nr = 1;
 		if (!pte_present(oldpte))
 			continue;
+		count_stat(pte_batch);
 		page = vm_normal_page(vma, addr, oldpte);
 		nr = mprotect_folio_pte_batch(page, ptep, oldpte,
 					      (unsigned int)((end - addr) >> PAGE_SHIFT));

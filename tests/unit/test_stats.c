@@ -192,8 +192,11 @@ static void test_pin_entries(void)
  * One 64K folio: PageCompound(f0) is the head's line, page_folio()
  * finds the head there, and the batch's folio_nr_pages() reads the order
  * on head + 1's line: one batch of 16, 2 lines.
+ *
+ * pte_batch: change_pte_range()'s steps, 16 for small folios and 1 for
+ * the 64K one (upstream batches mprotect), into *@steps.
  */
-static unsigned long mprotect_lines(unsigned long folio)
+static unsigned long mprotect_lines(unsigned long folio, unsigned long *steps)
 {
 	struct pb_proc *p;
 	struct t_snap s;
@@ -206,6 +209,7 @@ static unsigned long mprotect_lines(unsigned long folio)
 	t_snap(&s);
 	EXPECT_EQ(pb_mprotect(p, ADDR_A, PAGES(16), PB_PROT_READ), 0);
 	lines = SINCE(s, memmap_line);
+	*steps = SINCE(s, pte_batch);
 	pb_stats_count_memmap_lines(false);
 	t_exit(p);
 	return lines;
@@ -213,10 +217,15 @@ static unsigned long mprotect_lines(unsigned long folio)
 
 static void test_memmap_lines_mprotect(void)
 {
-	EXPECT_EQ(mprotect_lines(PAGE_SIZE), 15);
+	unsigned long steps;
+
+	EXPECT_EQ(mprotect_lines(PAGE_SIZE, &steps), 15);
+	EXPECT_EQ(steps, 16);
 	t_finish();
-	EXPECT_EQ(mprotect_lines(PAGES(16)), 2);
-	t_end("stats: memmap_line of mprotect over 16 pages: 15 small, 2 for a 64K folio");
+	EXPECT_EQ(mprotect_lines(PAGES(16), &steps), 2);
+	EXPECT_EQ(steps, 1);
+	t_end("stats: mprotect over 16 pages: 15 lines and 16 steps small, "
+	      "2 lines and 1 step for a 64K folio");
 }
 
 /*

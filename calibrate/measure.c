@@ -51,12 +51,15 @@ void calib_this_machine(struct calib_machine *m)
 /*
  * Families whose kernel time is mostly not the model's work: the kernel
  * backend carries `split` out as two mprotect calls per 2M (Linux has no
- * system call for it), and a dio-read or dio-write is a block I/O to a
- * file (the pinning is a small part of it; the model does no I/O).
+ * system call for it), a dio-read or dio-write is a block I/O to a file
+ * (the pinning is a small part of it; the model does no I/O), and a
+ * drain is a read() copying the pipe's pages out (the model hands the
+ * bytes over without a copy).
  */
 static bool unfitted_family(const char *family)
 {
-	return !strcmp(family, "split") || !strcmp(family, "dio");
+	return !strcmp(family, "split") || !strcmp(family, "dio") ||
+	       !strcmp(family, "drain");
 }
 
 /* Run @s on @b (@reps runs) into @samples; the record goes nowhere. */

@@ -18,7 +18,7 @@ void calib_this_machine(struct calib_machine *m);
 struct calib_measure_stats {
 	unsigned long taken;		/* samples added */
 	unsigned long untimed;		/* not timed where it ran (exit), or 0 us */
-	unsigned long unfitted;		/* a family the fit leaves out (split, dio) */
+	unsigned long unfitted;		/* a family the fit leaves out (split, dio, drain) */
 	unsigned long failed;		/* an error on either side */
 	unsigned long differ;		/* the model's faults were not the kernel's */
 	unsigned long vary;		/* the kernel's result varied between runs */

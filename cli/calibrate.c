@@ -223,7 +223,7 @@ static int measure_suite(const struct calibrate_options *o,
 	}
 	globfree(&g);
 	fprintf(stderr, "calibrate: %zu scenarios, %lu samples; left out: %lu"
-		" untimed, %lu split or dio, %lu errors, %lu with other faults than"
+		" untimed, %lu split, dio or drain, %lu errors, %lu with other faults than"
 		" the kernel's, %lu that varied\n", ran, st.taken, st.untimed,
 		st.unfitted, st.failed, st.differ, st.vary);
 	if (!ss->nr) {

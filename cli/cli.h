@@ -1,9 +1,10 @@
 /*
  * cli/ - the ptebatch command: one file per command (run.c, diff.c,
- * bench.c, explore.c), each owning its options and usage text; main.c
- * dispatches and prints the help, arch.c re-runs a command in another
- * architecture's build, args.c holds what the parsers share.  The work
- * is done by scenario/, backend/, bench/ and explore/.
+ * bench.c, explore.c, record.c, calibrate.c, predict.c), each owning its
+ * options and usage text; main.c dispatches and prints the help, arch.c
+ * re-runs a command in another architecture's build, args.c holds what
+ * the parsers share.  The work is done by scenario/, backend/, bench/,
+ * explore/, record/ and calibrate/.
  *
  * Exit statuses: 0 success, 1 the run failed (the model ran out of
  * memory, a benchmark failed), 2 bad usage or a scenario that does not

@@ -106,6 +106,8 @@ run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh
 # run --backend kernel --time: the field on every statement, the counts
 # unchanged, the record still comparable (no timed assertions).
 run_test kernel-time env BUILD="$BUILD" sh tests/kernel-time.sh
+# calibrate and predict: bad input, predictions, refits; --quick as root.
+run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
 # The recorder: converter on stored streams; as root, real recordings.
 run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
 

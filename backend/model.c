@@ -338,7 +338,7 @@ static void release_handle(struct model_handle *h)
 {
 	if (!h->pages)
 		return;
-	pb_pages_release(h->pages, h->dirty);
+	pb_pages_release_syscall(h->pages, h->dirty);
 	h->pages = NULL;
 }
 
@@ -725,6 +725,8 @@ static int model_start(struct backend *b, const struct scenario *s)
 	ret = pb_proc_create(&m->procs[0].pb);
 	if (ret)
 		goto fail;
+	/* memmap_line costs time: only for a run whose counters are read. */
+	pb_stats_count_memmap_lines(b->want_stats);
 	return 0;
 fail:
 	free(m->page_buf);
@@ -756,6 +758,7 @@ static int model_finish(struct backend *b)
 	m->page_buf = NULL;
 	model_free_regions(m);
 	pb_fini();
+	pb_stats_count_memmap_lines(false);
 	m->running = false;
 	return 0;
 }

@@ -242,9 +242,9 @@ static int replay_once(const struct scenario *s, struct backend *inner,
 }
 
 /*
- * The first run gives the counters, memmap_line's too on the model
- * (@count: it is the prediction's untimed run); each of @reps more is
- * timed.
+ * The first run gives the counters, memmap_line's too when @count (the
+ * model: it is the prediction's untimed run); each of @reps more is
+ * timed, memmap_line not counted.
  */
 static void replay_cell_run(const struct scenario *s, struct backend *inner,
 			    FILE *devnull, int reps, bool count,
@@ -259,12 +259,12 @@ static void replay_cell_run(const struct scenario *s, struct backend *inner,
 		snprintf(cell->why, sizeof(cell->why), "out of memory");
 		return;
 	}
-	if (count)
-		bench_count_for_prediction(true);
+	/* The model backend counts memmap_line in a run that wants its
+	 * counters (model_start()), and only then. */
+	inner->want_stats = count;
 	ret = replay_once(s, inner, devnull, &cell->tot, cell->why,
 			  sizeof(cell->why));
-	if (count)
-		bench_count_for_prediction(false);
+	inner->want_stats = 0;
 	for (r = 0; !ret && r < reps; r++) {
 		ret = replay_once(s, inner, devnull, &tot, cell->why,
 				  sizeof(cell->why));
@@ -292,7 +292,11 @@ static int model_cell(const struct bench_opts *o, const struct scenario *s,
 	b = model_backend_create(&mopt);
 	if (!b)
 		return -ENOMEM;
-	b->want_stats = 1;
+	/*
+	 * No want_stats but for the first run (replay_cell_run()): the
+	 * model reports its counters all the same, and with it the model
+	 * counts memmap lines, which the timing would include.
+	 */
 	replay_cell_run(s, b, devnull, reps, true, cell);
 	b->ops->destroy(b);
 	if (cell->have)

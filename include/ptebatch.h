@@ -260,6 +260,13 @@ void pb_pages_read(const struct pb_pages *pages, unsigned long index,
 void pb_pages_fill(struct pb_pages *pages, uint8_t value);
 /* unpin_user_pages_dirty_lock() for pins, put_page() for gets. */
 void pb_pages_release(struct pb_pages *pages, bool make_dirty);
+/*
+ * The same as a system call of its own (a kernel entry in the stats):
+ * io_uring_register(IORING_UNREGISTER_BUFFERS), or the read() that
+ * drains a vmsplice'd pipe.  Inside an O_DIRECT read or write the
+ * release is part of that call: pb_pages_release().
+ */
+void pb_pages_release_syscall(struct pb_pages *pages, bool make_dirty);
 
 /* What a snapshot sees of one base page. */
 struct pb_page_info {
@@ -282,6 +289,12 @@ enum pb_stat {
 };
 const char *pb_stat_name(enum pb_stat stat);
 void pb_stats_read(uint64_t out[PB_NR_STATS]);
+/*
+ * Count memmap_line (off by default: a few nanoseconds per struct page
+ * access, which the benchmarks would time).  Process-wide; each thread
+ * keeps its own set of lines.  Off frees the calling thread's set.
+ */
+void pb_stats_count_memmap_lines(bool on);
 
 /*
  * Walk all model state and report every invariant violation to @report

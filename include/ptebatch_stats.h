@@ -28,3 +28,24 @@ PB_STAT(folio_copy)		/* base pages copied (COW, fork copies) */
 PB_STAT(pmd_split)		/* PMD mappings split to PTEs */
 PB_STAT(gup_fast_pages)		/* pages returned by GUP-fast */
 PB_STAT(gup_slow_pages)		/* pages returned by the GUP slow path */
+/*
+ * Issue 15's cost fit: what else costs the kernel time.  kernel_entry is
+ * one per system call the API stands for (mm/api.c) and one per trap (a
+ * user access that enters the fault handler, mm/access.c); faults GUP
+ * takes inside a system call are not traps.
+ */
+PB_STAT(kernel_entry)		/* system calls and user faults (traps) */
+PB_STAT(page_zero)		/* base pages zeroed: clear_page of new anon folios */
+PB_STAT(folio_free)		/* folios returned to the page allocator */
+PB_STAT(folio_free_pages)	/* base pages in those folios */
+PB_STAT(pgtable_alloc)		/* page-table pages allocated, any level */
+PB_STAT(pgtable_free)		/* page-table pages freed, any level */
+PB_STAT(vma_alloc)		/* VMAs allocated: mmap, split, fork, mremap */
+PB_STAT(mm_alloc)		/* address spaces (mm_struct) created */
+/*
+ * struct page cache lines first touched per kernel entry (64-byte struct
+ * page: one line per pfn; a large folio's mapcounts and pincount are in
+ * head + 1's line).  0 unless pb_stats_count_memmap_lines(true).
+ */
+PB_STAT(memmap_line)
+PB_STAT(barrier)		/* full memory barriers: smp_mb() */

@@ -2,6 +2,9 @@
  * api.c: the public interface (include/ptebatch.h) - machine bring-up,
  * processes, the system-call layer and snapshots, each a thin wrapper
  * that takes the locks the kernel's entry point would and calls mm/.
+ * Each entry point that stands for a system call starts with
+ * kernel_enter() (the kernel_entry counter); the others (the GUP set's
+ * release inside a direct I/O, snapshots) are not entries.
  */
 #include <stdlib.h>
 #include <urcu.h>
@@ -80,6 +83,8 @@ int pb_proc_create(struct pb_proc **out)
 
 	if (!p)
 		return -ENOMEM;
+	/* spawn's execve(): the child's new mm. */
+	kernel_enter();
 	p->mm = mm_alloc();
 	if (!p->mm) {
 		free(p);
@@ -99,6 +104,7 @@ int pb_fork(struct pb_proc *parent, struct pb_proc **child)
 
 	if (!c)
 		return -ENOMEM;
+	kernel_enter();
 	AS_TASK(parent);
 	err = dup_mm(parent->mm, &c->mm);
 	if (err) {
@@ -111,6 +117,7 @@ int pb_fork(struct pb_proc *parent, struct pb_proc **child)
 
 void pb_exit(struct pb_proc *proc)
 {
+	kernel_enter();
 	AS_TASK(proc);
 	exit_mmap(proc->mm);
 	current_task = NULL;
@@ -136,6 +143,7 @@ int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		flags |= VM_READ;
 	if (prot & PB_PROT_WRITE)
 		flags |= VM_READ | VM_WRITE;
+	kernel_enter();
 	AS_TASK(proc);
 	pthread_rwlock_wrlock(&proc->mm->mmap_lock);
 	/*
@@ -165,6 +173,7 @@ int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len)
 {
 	int err;
 
+	kernel_enter();
 	AS_TASK(proc);
 	pthread_rwlock_wrlock(&proc->mm->mmap_lock);
 	err = do_munmap(proc->mm, addr, len);
@@ -175,6 +184,7 @@ int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len)
 int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		int prot)
 {
+	kernel_enter();
 	AS_TASK(proc);
 	return do_mprotect(proc->mm, addr, len, (unsigned long)prot);
 }
@@ -182,6 +192,7 @@ int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 int pb_madvise(struct pb_proc *proc, unsigned long addr, unsigned long len,
 	       int advice)
 {
+	kernel_enter();
 	AS_TASK(proc);
 	return do_madvise(proc->mm, addr, len, advice);
 }
@@ -198,6 +209,7 @@ int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
 {
 	if (flags & ~PB_MREMAP_DONTUNMAP)
 		return -EINVAL;
+	kernel_enter();
 	AS_TASK(proc);
 	return do_mremap(proc->mm, old_addr, len, new_addr,
 			 flags & PB_MREMAP_DONTUNMAP);
@@ -206,6 +218,7 @@ int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
 int pb_mremap_resize(struct pb_proc *proc, unsigned long addr,
 		     unsigned long old_len, unsigned long new_len)
 {
+	kernel_enter();
 	AS_TASK(proc);
 	return mremap_at(proc->mm, addr, old_len, new_len);
 }
@@ -216,6 +229,7 @@ int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len)
 	unsigned long end = addr + len;
 	int i, err = 0;
 
+	kernel_enter();
 	AS_TASK(proc);
 	pthread_rwlock_wrlock(&mm->mmap_lock);
 	for (i = 0; i < mm->nr_vmas && !err; i++) {
@@ -282,6 +296,8 @@ int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
 		return -EINVAL;
 	if (pp->held || nr_pages > pp->capacity)
 		return -EINVAL;
+	/* io_uring_register, vmsplice, an O_DIRECT read or write. */
+	kernel_enter();
 	AS_TASK(proc);
 	got = get_user_pages_fast_flags(proc->mm, start, nr_pages, foll_flags,
 					pp->gp.pages);
@@ -335,6 +351,7 @@ int pb_gup_fast_partial(struct pb_proc *proc, unsigned long start,
 	pp = pb_pages_alloc(nr_pages);
 	if (!pp)
 		return -ENOMEM;
+	kernel_enter();
 	AS_TASK(proc);
 	got = get_user_pages_fast_flags(proc->mm, start, nr_pages, foll_flags,
 					pp->gp.pages);
@@ -404,6 +421,12 @@ void pb_pages_release(struct pb_pages *pages, bool make_dirty)
 	pb_pages_free(pages);
 }
 
+void pb_pages_release_syscall(struct pb_pages *pages, bool make_dirty)
+{
+	kernel_enter();
+	pb_pages_release(pages, make_dirty);
+}
+
 /* What /proc/PID/pagemap and /proc/kpageflags would say of each page. */
 int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 	       struct pb_page_info *out)
@@ -411,6 +434,8 @@ int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 	struct mm_struct *mm = proc->mm;
 	unsigned long i;
 
+	/* A look from outside: no memmap line is the kernel's. */
+	memmap_lines_pause();
 	pthread_rwlock_rdlock(&mm->mmap_lock);
 	for (i = 0; i < nr; i++) {
 		struct pb_page_info *info = &out[i];
@@ -432,6 +457,7 @@ int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 		info->data = page_load_byte(pfn_to_page(pfn), 0);
 	}
 	pthread_rwlock_unlock(&mm->mmap_lock);
+	memmap_lines_resume();
 	return 0;
 }
 

@@ -807,7 +807,10 @@ unsigned long pb_check(FILE *report)
 	struct checker c = { .report = report, .acct = &acct_table };
 
 	pthread_mutex_lock(&check_lock);
+	/* The checker's reads of the memmap are not the kernel's. */
+	memmap_lines_pause();
 	if (!acct_begin(c.acct)) {
+		memmap_lines_resume();
 		pthread_mutex_unlock(&check_lock);
 		if (report)
 			fputs("invariant: checker out of host memory\n", report);
@@ -826,6 +829,7 @@ unsigned long pb_check(FILE *report)
 			fputs("invariant: checker out of host memory\n", report);
 	}
 	last_visited = c.visited;
+	memmap_lines_resume();
 	pthread_mutex_unlock(&check_lock);
 	if (c.violations > 100 && report)
 		fprintf(report, "invariant: ... %lu violations in all\n", c.violations);

@@ -64,6 +64,7 @@ static void grab_pin(struct folio *folio, int refs)
 {
 	if (folio_has_pincount(folio)) {
 		count_stat(pincount_atomic);
+		folio_touch_large(folio);
 		atomic_fetch_add_explicit(&folio->_pincount, refs,
 					  memory_order_relaxed);
 	} else {
@@ -102,7 +103,7 @@ static struct folio *try_grab_folio_fast(struct page *page, int refs,
 	 * smp_mb__after_atomic(): the pin is visible before we re-check the
 	 * PTE; pairs with the barrier in folio_try_share_anon_rmap_*().
 	 */
-	atomic_thread_fence(memory_order_seq_cst);
+	smp_mb();
 	return folio;
 }
 
@@ -138,6 +139,7 @@ static void gup_put_folio(struct folio *folio, int refs, unsigned int flags)
 		node_stat_mod(NR_FOLL_PIN_RELEASED, refs);
 		if (folio_has_pincount(folio)) {
 			count_stat(pincount_atomic);
+			folio_touch_large(folio);
 			atomic_fetch_sub_explicit(&folio->_pincount, refs,
 						  memory_order_relaxed);
 		} else {

@@ -521,6 +521,7 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 	}
 	/* folio_ref_freeze(): GUP-fast cannot add to a zero refcount. */
 	count_stat(folio_ref_atomic);
+	folio_touch_head(folio);
 	if (!atomic_compare_exchange_strong_explicit(&folio->_refcount, &expected,
 			0, memory_order_acquire, memory_order_relaxed)) {
 		free(mapped);
@@ -535,6 +536,7 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 		struct folio *new = pfn_folio(head + i);
 
 		/* PageAnonExclusive stays with its page. */
+		memmap_touch(head + i);
 		atomic_fetch_and_explicit(&p->flags, ~((1UL << PG_head) |
 					  (1UL << PG_tail)), memory_order_relaxed);
 		atomic_store_explicit(&p->compound_head, head + i,

@@ -79,6 +79,46 @@ extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
 #define count_stat_n(name, n)	(pb_stat_counters[PB_STAT_##name] += (n))
 
 /*
+ * Entering the kernel (mm/vmstat.c): a system call (mm/api.c) or a trap
+ * (mm/access.c).  Counts kernel_entry and starts a new operation for
+ * memmap_line.
+ */
+void kernel_enter(void);
+
+/*
+ * smp_mb(): a full barrier, counted (the acquire fence of smp_rmb() is
+ * not: x86 gives it for free).  A macro: GCC's -Wtsan refuses the fence
+ * inlined from a function.
+ */
+#define smp_mb() do {						\
+	count_stat(barrier);					\
+	atomic_thread_fence(memory_order_seq_cst);		\
+} while (0)
+
+/*
+ * memmap_line (mm/vmstat.c): the struct page cache lines the kernel
+ * touches, as the kernel lays them out - struct page is 64 bytes, one
+ * line per pfn; a folio's flags, refcount, mapping (and an order-0
+ * folio's _mapcount) are in its head page's line, a large folio's
+ * _large_mapcount, _entire_mapcount, _pincount, MM ids and order in the
+ * line of head + 1.  The accessors below call memmap_touch(); the
+ * model's own bookkeeping (buddy lists, page contents, the checker) uses
+ * the raw_ variants or pauses.  Off unless pb_stats_count_memmap_lines():
+ * one relaxed load and a branch.
+ */
+extern atomic_bool memmap_lines_on;
+void memmap_line_touch(unsigned long line);
+
+static inline void memmap_touch(unsigned long pfn)
+{
+	if (unlikely(atomic_load_explicit(&memmap_lines_on, memory_order_relaxed)))
+		memmap_line_touch(pfn);
+}
+/* Pause counting on this thread (the checker, snapshots); nests. */
+void memmap_lines_pause(void);
+void memmap_lines_resume(void);
+
+/*
  * Node statistics (mm/vmstat.c): each CPU (here: thread) keeps a small
  * difference and folds it into the global counter past a threshold, so
  * the hot path pays a local add, as node_stat_mod_folio() does.
@@ -131,24 +171,48 @@ static inline bool pfn_valid(unsigned long pfn)
 	return pfn && pfn < machine.nr_frames;
 }
 
-static inline bool PageFlag(const struct page *page, int bit)
+/*
+ * raw_: the model's own look at a page's flags (the buddy allocator's
+ * lists, page contents), which is no kernel memmap access.
+ */
+static inline bool raw_PageFlag(const struct page *page, int bit)
 {
 	return atomic_load_explicit(&((struct page *)page)->flags,
 				    memory_order_relaxed) & (1UL << bit);
 }
-static inline void SetPageFlag(struct page *page, int bit)
+static inline void raw_SetPageFlag(struct page *page, int bit)
 {
 	atomic_fetch_or_explicit(&page->flags, 1UL << bit, memory_order_relaxed);
 }
-static inline void ClearPageFlag(struct page *page, int bit)
+static inline void raw_ClearPageFlag(struct page *page, int bit)
 {
 	atomic_fetch_and_explicit(&page->flags, ~(1UL << bit), memory_order_relaxed);
+}
+static inline bool PageFlag(const struct page *page, int bit)
+{
+	memmap_touch(page_to_pfn(page));
+	return raw_PageFlag(page, bit);
+}
+static inline void SetPageFlag(struct page *page, int bit)
+{
+	memmap_touch(page_to_pfn(page));
+	raw_SetPageFlag(page, bit);
+}
+static inline void ClearPageFlag(struct page *page, int bit)
+{
+	memmap_touch(page_to_pfn(page));
+	raw_ClearPageFlag(page, bit);
 }
 #define PageAnonExclusive(p)		PageFlag(p, PG_anon_exclusive)
 #define SetPageAnonExclusive(p)		SetPageFlag(p, PG_anon_exclusive)
 /* Part of a large folio?  One load of the page's own flags. */
-#define PageCompound(p)	(atomic_load_explicit(&((struct page *)(p))->flags, \
-			 memory_order_relaxed) & ((1UL << PG_head) | (1UL << PG_tail)))
+static inline bool PageCompound(const struct page *page)
+{
+	memmap_touch(page_to_pfn(page));
+	return atomic_load_explicit(&((struct page *)page)->flags,
+				    memory_order_relaxed) &
+	       ((1UL << PG_head) | (1UL << PG_tail));
+}
 #define ClearPageAnonExclusive(p)	ClearPageFlag(p, PG_anon_exclusive)
 
 /*
@@ -178,24 +242,53 @@ static inline unsigned long folio_pfn(const struct folio *folio)
 {
 	return (unsigned long)(folio - machine.folio_map);
 }
+/* The head page's line: flags, refcount, mapping, order-0 _mapcount. */
+static inline void folio_touch_head(const struct folio *folio)
+{
+	memmap_touch(folio_pfn(folio));
+}
+/* A large folio's second line: mapcounts, pincount, MM ids, order. */
+static inline void folio_touch_large(const struct folio *folio)
+{
+	memmap_touch(folio_pfn(folio) + 1);
+}
 /*
  * May race with a split or free: callers that need it stable re-check.
  * The kernel's READ_ONCE(page->compound_head) orders the folio reads that
  * follow by address dependency; C11 has no such ordering, hence acquire.
  */
-static inline struct folio *page_folio(const struct page *page)
+static inline struct folio *raw_page_folio(const struct page *page)
 {
 	return pfn_folio(atomic_load_explicit(&((struct page *)page)->compound_head,
 					      memory_order_acquire));
+}
+/* The page's line, and a tail's head line (folio_test_large() et al.). */
+static inline struct folio *page_folio(const struct page *page)
+{
+	struct folio *folio = raw_page_folio(page);
+
+	memmap_touch(page_to_pfn(page));
+	memmap_touch(folio_pfn(folio));
+	return folio;
 }
 static inline struct page *folio_page(const struct folio *folio, unsigned long n)
 {
 	return pfn_to_page(folio_pfn(folio) + n);
 }
-static inline unsigned int folio_order(const struct folio *folio)
+static inline unsigned int raw_folio_order(const struct folio *folio)
 {
 	return atomic_load_explicit(&((struct folio *)folio)->order,
 				    memory_order_relaxed);
+}
+/* folio_test_large() on the head line, then a large one's _flags_1. */
+static inline unsigned int folio_order(const struct folio *folio)
+{
+	unsigned int order = raw_folio_order(folio);
+
+	folio_touch_head(folio);
+	if (order)
+		folio_touch_large(folio);
+	return order;
 }
 static inline unsigned long folio_nr_pages(const struct folio *folio)
 {
@@ -207,15 +300,18 @@ static inline unsigned long folio_size(const struct folio *folio)
 }
 static inline bool folio_test(const struct folio *folio, int bit)
 {
+	folio_touch_head(folio);
 	return atomic_load_explicit(&((struct folio *)folio)->flags,
 				    memory_order_relaxed) & (1UL << bit);
 }
 static inline void folio_set_flag(struct folio *folio, int bit)
 {
+	folio_touch_head(folio);
 	atomic_fetch_or_explicit(&folio->flags, 1UL << bit, memory_order_relaxed);
 }
 static inline void folio_clear_flag(struct folio *folio, int bit)
 {
+	folio_touch_head(folio);
 	atomic_fetch_and_explicit(&folio->flags, ~(1UL << bit), memory_order_relaxed);
 }
 /*
@@ -262,12 +358,14 @@ static inline bool is_huge_zero_pfn(unsigned long pfn)
 /* Reference counting, each atomic counted. */
 static inline int folio_ref_count(const struct folio *folio)
 {
+	folio_touch_head(folio);
 	return atomic_load_explicit(&((struct folio *)folio)->_refcount,
 				    memory_order_relaxed);
 }
 static inline void folio_ref_add(struct folio *folio, int nr)
 {
 	count_stat(folio_ref_atomic);
+	folio_touch_head(folio);
 	atomic_fetch_add_explicit(&folio->_refcount, nr, memory_order_relaxed);
 }
 static inline void folio_get(struct folio *folio) { folio_ref_add(folio, 1); }
@@ -280,6 +378,7 @@ static inline bool folio_ref_try_add(struct folio *folio, int nr)
 	int old = atomic_load_explicit(&folio->_refcount, memory_order_relaxed);
 
 	count_stat(folio_ref_atomic);
+	folio_touch_head(folio);
 	do {
 		if (old <= 0)
 			return false;
@@ -293,11 +392,13 @@ static inline void folio_put(struct folio *folio) { folio_put_refs(folio, 1); }
 /* Mapcounts. */
 static inline int folio_large_mapcount(const struct folio *folio)
 {
+	folio_touch_large(folio);
 	return atomic_load_explicit(&((struct folio *)folio)->_large_mapcount,
 				    memory_order_relaxed) + 1;
 }
 static inline int folio_entire_mapcount(const struct folio *folio)
 {
+	folio_touch_large(folio);
 	return atomic_load_explicit(&((struct folio *)folio)->_entire_mapcount,
 				    memory_order_relaxed) + 1;
 }
@@ -305,6 +406,7 @@ static inline int folio_mapcount(const struct folio *folio)
 {
 	if (folio_test_large(folio))
 		return folio_large_mapcount(folio);
+	folio_touch_head(folio);
 	return atomic_load_explicit(&((struct folio *)folio)->_mapcount,
 				    memory_order_relaxed) + 1;
 }
@@ -316,6 +418,8 @@ static inline bool folio_maybe_mapped_shared(const struct folio *folio)
 {
 	if (!folio_test_large(folio))
 		return folio_mapcount(folio) > 1;
+	/* The kernel's bit is in _mm_ids, on head + 1's line. */
+	folio_touch_large(folio);
 	return folio_test(folio, PG_mm_ids_shared);
 }
 
@@ -323,9 +427,11 @@ static inline bool folio_maybe_mapped_shared(const struct folio *folio)
 /* Exact for large folios; may be a false positive for small ones. */
 static inline bool folio_maybe_dma_pinned(const struct folio *folio)
 {
-	if (folio_has_pincount(folio))
+	if (folio_has_pincount(folio)) {
+		folio_touch_large(folio);
 		return atomic_load_explicit(&((struct folio *)folio)->_pincount,
 					    memory_order_relaxed) > 0;
+	}
 	return (unsigned int)folio_ref_count(folio) >= GUP_PIN_COUNTING_BIAS;
 }
 

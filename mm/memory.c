@@ -958,7 +958,7 @@ int copy_page_range(struct vm_area_struct *dst_vma,
 		 * try_grab_folio_fast(): either this fork sees the pin
 		 * (folio_maybe_dma_pinned) or GUP-fast sees the odd count.
 		 */
-		atomic_thread_fence(memory_order_seq_cst);
+		smp_mb();
 	}
 	for (addr = src_vma->vm_start; addr < end; addr = next) {
 		pmd_t *src_pmd = walk_to_pmd(src_mm, addr), *dst_pmd;

@@ -71,7 +71,7 @@ static void list_add_block(unsigned long pfn, unsigned int order)
 	if (head)
 		pfn_to_page(head)->buddy.prev = pfn;
 	free_list[order] = pfn;
-	SetPageFlag(page, PG_buddy);
+	raw_SetPageFlag(page, PG_buddy);
 }
 
 static void list_del_block(unsigned long pfn, unsigned int order)
@@ -84,7 +84,7 @@ static void list_del_block(unsigned long pfn, unsigned int order)
 		free_list[order] = page->buddy.next;
 	if (page->buddy.next)
 		pfn_to_page(page->buddy.next)->buddy.prev = page->buddy.prev;
-	ClearPageFlag(page, PG_buddy);
+	raw_ClearPageFlag(page, PG_buddy);
 }
 
 /* Under zone_lock: @pfn, a folio's head, joins or leaves allocated_folios. */
@@ -118,7 +118,7 @@ static bool page_is_buddy(unsigned long pfn, unsigned int order)
 {
 	struct page *page = pfn_to_page(pfn);
 
-	return pfn < machine.nr_frames && PageFlag(page, PG_buddy) &&
+	return pfn < machine.nr_frames && raw_PageFlag(page, PG_buddy) &&
 	       page->buddy.order == order;
 }
 
@@ -205,7 +205,7 @@ int memmap_init(unsigned long bytes)
 	for (pfn = 2; pfn < HPAGE_PMD_NR; pfn++)
 		__free_block(pfn, 0);
 	nr_reserved = nr - nr_free;
-	SetPageFlag(pfn_to_page(0), PG_reserved);
+	raw_SetPageFlag(pfn_to_page(0), PG_reserved);
 	machine.zero_pfn = 1;
 	prep_folio(machine.zero_pfn, 0);
 	folio_set_flag(pfn_folio(machine.zero_pfn), PG_zero);
@@ -246,6 +246,9 @@ unsigned long nr_free_frames(void)
  */
 void folio_reset_fields(struct folio *folio, unsigned int order)
 {
+	folio_touch_head(folio);
+	if (order)
+		folio_touch_large(folio);
 	atomic_store_explicit(&folio->order, order, memory_order_relaxed);
 	atomic_store_explicit(&folio->_large_mapcount, -1, memory_order_relaxed);
 	atomic_store_explicit(&folio->_entire_mapcount, -1, memory_order_relaxed);
@@ -264,6 +267,7 @@ static void prep_folio(unsigned long pfn, unsigned int order)
 	for (i = 0; i < nr; i++) {
 		struct page *page = pfn_to_page(pfn + i);
 
+		memmap_touch(pfn + i);
 		atomic_store_explicit(&page->flags, !order ? 0 :
 				      i ? 1UL << PG_tail : 1UL << PG_head,
 				      memory_order_relaxed);
@@ -322,14 +326,19 @@ static void free_folio(struct folio *folio)
 {
 	unsigned long pfn = folio_pfn(folio), i, nr = folio_nr_pages(folio);
 
-	for (i = 0; i < nr; i++)
+	count_stat(folio_free);
+	count_stat_n(folio_free_pages, nr);
+	/* free_pages_prepare(): every page's struct page is cleared. */
+	for (i = 0; i < nr; i++) {
+		memmap_touch(pfn + i);
 		atomic_store_explicit(&pfn_to_page(pfn + i)->flags, 0,
 				      memory_order_relaxed);
+	}
 	atomic_store_explicit(&folio->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&folio->flags, 0, memory_order_relaxed);
 	spin_lock(&zone_lock);
 	folio_list_del(pfn);
-	__free_block(pfn, folio_order(folio));
+	__free_block(pfn, raw_folio_order(folio));
 	spin_unlock(&zone_lock);
 }
 
@@ -362,6 +371,7 @@ unsigned long alloc_table_frame(void)
 		count_stat(alloc_fail);
 		return 0;
 	}
+	count_stat(pgtable_alloc);
 	page = pfn_to_page(pfn);
 	atomic_store_explicit(&page->flags, 1UL << PG_table, memory_order_relaxed);
 	atomic_store_explicit(&page->compound_head, pfn, memory_order_relaxed);
@@ -375,6 +385,7 @@ unsigned long alloc_table_frame(void)
 
 void free_table_frame(unsigned long pfn)
 {
+	count_stat(pgtable_free);
 	atomic_store_explicit(&pfn_to_page(pfn)->flags, 0, memory_order_relaxed);
 	spin_lock(&zone_lock);
 	nr_table_frames--;

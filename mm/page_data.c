@@ -54,7 +54,7 @@ static void page_data_lock(struct page *page)
 	while (atomic_fetch_or_explicit(&page->flags, 1UL << PG_data_lock,
 					memory_order_acquire) &
 	       (1UL << PG_data_lock))
-		while (PageFlag(page, PG_data_lock))
+		while (raw_PageFlag(page, PG_data_lock))
 			__builtin_ia32_pause();
 }
 
@@ -123,7 +123,7 @@ static void page_data_publish(struct page *page, bool full)
 	if (full)
 		atomic_fetch_or_explicit(&page->flags, 1UL << PG_data_full,
 					 memory_order_release);
-	else if (PageFlag(page, PG_data_full))
+	else if (raw_PageFlag(page, PG_data_full))
 		atomic_fetch_and_explicit(&page->flags, ~(1UL << PG_data_full),
 					  memory_order_release);
 }
@@ -155,6 +155,7 @@ static __attribute__((noinline)) void page_data_materialize(struct page *page)
 /* A new page's contents: zeroes (clear_page()). */
 void clear_highpage(struct page *page)
 {
+	count_stat(page_zero);
 	page_data_set(page, 0, 0);
 }
 
@@ -245,7 +246,7 @@ uint8_t page_load_byte(struct page *page, unsigned long offset)
 void page_store_byte(struct page *page, unsigned long offset, uint8_t val)
 {
 	page_data_lock(page);
-	if (likely(!PageFlag(page, PG_data_full))) {
+	if (likely(!raw_PageFlag(page, PG_data_full))) {
 		if (!offset) {
 			atomic_store_explicit(&page->data.first, val,
 					      memory_order_relaxed);

@@ -90,6 +90,7 @@ static void folio_add_large_mapcount(struct folio *folio, int diff,
 	int new;
 
 	spin_lock(&folio->mm_id_lock);
+	folio_touch_large(folio);
 	count_stat(mapcount_atomic);
 	new = atomic_fetch_add_explicit(&folio->_large_mapcount, diff,
 					memory_order_relaxed) + diff;
@@ -122,6 +123,7 @@ static void folio_sub_large_mapcount(struct folio *folio, int diff,
 	int new, slot = -1;
 
 	spin_lock(&folio->mm_id_lock);
+	folio_touch_large(folio);
 	count_stat(mapcount_atomic);
 	new = atomic_fetch_sub_explicit(&folio->_large_mapcount, diff,
 					memory_order_relaxed) - diff;
@@ -165,11 +167,13 @@ void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma,
 	folio_set_flag(folio, PG_swapbacked);
 	if (!folio_test_large(folio)) {
 		count_stat(mapcount_atomic);
+		folio_touch_head(folio);
 		atomic_store_explicit(&folio->_mapcount, 0, memory_order_relaxed);
 		SetPageAnonExclusive(folio_page(folio, 0));
 		return;
 	}
 	if (pmd_level) {
+		folio_touch_large(folio);
 		atomic_store_explicit(&folio->_entire_mapcount, 0,
 				      memory_order_relaxed);
 		folio_add_large_mapcount(folio, 1, vma);
@@ -192,6 +196,7 @@ void folio_add_anon_rmap_ptes(struct folio *folio, struct page *page, int nr,
 		folio_add_large_mapcount(folio, nr, vma);
 	} else {
 		count_stat(mapcount_atomic);
+		folio_touch_head(folio);
 		atomic_fetch_add_explicit(&folio->_mapcount, nr,
 					  memory_order_relaxed);
 	}
@@ -225,6 +230,7 @@ int folio_try_dup_anon_rmap_ptes(struct folio *folio, struct page *page,
 		folio_add_large_mapcount(folio, nr, dst_vma);
 	} else {
 		count_stat(mapcount_atomic);
+		folio_touch_head(folio);
 		atomic_fetch_add_explicit(&folio->_mapcount, nr,
 					  memory_order_relaxed);
 	}
@@ -242,6 +248,7 @@ int folio_try_dup_anon_rmap_pmd(struct folio *folio,
 		return -EBUSY;
 	ClearPageAnonExclusive(head);
 	count_stat(mapcount_atomic);
+	folio_touch_large(folio);
 	atomic_fetch_add_explicit(&folio->_entire_mapcount, 1,
 				  memory_order_relaxed);
 	folio_add_large_mapcount(folio, 1, dst_vma);
@@ -258,12 +265,14 @@ void folio_remove_rmap_ptes(struct folio *folio, struct page *page, int nr,
 		return;
 	}
 	count_stat(mapcount_atomic);
+	folio_touch_head(folio);
 	atomic_fetch_sub_explicit(&folio->_mapcount, nr, memory_order_relaxed);
 }
 
 void folio_remove_rmap_pmd(struct folio *folio, struct vm_area_struct *vma)
 {
 	count_stat(mapcount_atomic);
+	folio_touch_large(folio);
 	atomic_fetch_sub_explicit(&folio->_entire_mapcount, 1,
 				  memory_order_relaxed);
 	folio_sub_large_mapcount(folio, 1, vma);

@@ -30,6 +30,7 @@ struct mm_struct *mm_alloc(void)
 	spin_lock_init(&mm->page_table_lock);
 	mm->mm_id = atomic_fetch_add(&machine.next_mm_id, 1) + 1;
 	mm_registry_add(mm);
+	count_stat(mm_alloc);
 	return mm;
 }
 
@@ -45,8 +46,10 @@ struct vm_area_struct *vm_area_alloc(struct mm_struct *mm)
 {
 	struct vm_area_struct *vma = calloc(1, sizeof(*vma));
 
-	if (vma)
-		vma->vm_mm = mm;
+	if (!vma)
+		return NULL;
+	count_stat(vma_alloc);
+	vma->vm_mm = mm;
 	return vma;
 }
 

@@ -12,8 +12,12 @@
  *    with per-CPU differences; pb_thread_quiesce() folds the caller's,
  *    as quiet_vmstat() does for a CPU going idle;
  *  - the acting task, whose minor faults handle_mm_fault() counts (x86
- *    keeps current_task per CPU too).
+ *    keeps current_task per CPU too);
+ *  - memmap_line's set of the struct page lines the current kernel entry
+ *    has touched (a CPU's cache, roughly: what a kernel entry brings in).
  */
+#include <stdlib.h>
+
 #include "mm/internal.h"
 
 _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
@@ -31,6 +35,105 @@ static const char *const stat_names[PB_NR_STATS] = {
 const char *pb_stat_name(enum pb_stat stat)
 {
 	return (unsigned)stat < PB_NR_STATS ? stat_names[stat] : "?";
+}
+
+/*
+ * memmap_line: an open-addressing hash set of line numbers per thread.
+ * A slot is in the set when its stamp is the current generation, so
+ * emptying it at each kernel entry is one increment; it doubles when
+ * half full (a 4G mprotect touches a million lines in one entry).
+ */
+atomic_bool memmap_lines_on;
+
+struct memmap_slot {
+	unsigned long line;
+	unsigned long gen;
+};
+
+static _Thread_local struct {
+	struct memmap_slot *slots;
+	unsigned long mask;	/* slots - 1, 0 before the first use */
+	unsigned long nr;	/* lines in the current generation */
+	unsigned long gen;	/* starts at 1: a zeroed slot is empty */
+	unsigned int paused;
+} memmap_set;
+
+static unsigned long memmap_hash(unsigned long line)
+{
+	return (line * 0x9E3779B97F4A7C15UL) >> 20;
+}
+
+/* The slot holding @line, or the empty one where it would go. */
+static struct memmap_slot *memmap_slot(struct memmap_slot *slots,
+				       unsigned long mask, unsigned long gen,
+				       unsigned long line)
+{
+	unsigned long i = memmap_hash(line) & mask;
+
+	while (slots[i].gen == gen && slots[i].line != line)
+		i = (i + 1) & mask;
+	return &slots[i];
+}
+
+/* Double the table (or make the first one), keeping this generation's. */
+static bool memmap_set_grow(void)
+{
+	unsigned long size = memmap_set.mask ? 2 * (memmap_set.mask + 1) : 1024;
+	struct memmap_slot *slots = calloc(size, sizeof(*slots));
+	unsigned long i;
+
+	if (!slots)
+		return false;
+	for (i = 0; memmap_set.mask && i <= memmap_set.mask; i++) {
+		struct memmap_slot *old = &memmap_set.slots[i];
+
+		if (old->gen == memmap_set.gen)
+			*memmap_slot(slots, size - 1, 1, old->line) =
+				(struct memmap_slot){ old->line, 1 };
+	}
+	free(memmap_set.slots);
+	memmap_set.slots = slots;
+	memmap_set.mask = size - 1;
+	memmap_set.gen = 1;
+	return true;
+}
+
+void memmap_line_touch(unsigned long line)
+{
+	struct memmap_slot *slot;
+
+	if (memmap_set.paused)
+		return;
+	if (2 * (memmap_set.nr + 1) > memmap_set.mask + 1 && !memmap_set_grow())
+		return;	/* out of host memory: the count falls short */
+	slot = memmap_slot(memmap_set.slots, memmap_set.mask, memmap_set.gen,
+			   line);
+	if (slot->gen == memmap_set.gen)
+		return;
+	*slot = (struct memmap_slot){ line, memmap_set.gen };
+	memmap_set.nr++;
+	count_stat(memmap_line);
+}
+
+void memmap_lines_pause(void) { memmap_set.paused++; }
+void memmap_lines_resume(void) { memmap_set.paused--; }
+
+void kernel_enter(void)
+{
+	count_stat(kernel_entry);
+	memmap_set.gen++;
+	memmap_set.nr = 0;
+}
+
+/* Off: the calling thread's set goes too. */
+void pb_stats_count_memmap_lines(bool on)
+{
+	atomic_store_explicit(&memmap_lines_on, on, memory_order_relaxed);
+	if (!on) {
+		free(memmap_set.slots);
+		memmap_set.slots = NULL;
+		memmap_set.mask = memmap_set.nr = 0;
+	}
 }
 
 void pb_stats_read(uint64_t out[PB_NR_STATS])

@@ -133,7 +133,8 @@ void bench_print_pred_notes(const struct bench_opts *o, FILE *f,
 	for (i = 0; i < nr; i++) {
 		if (!preds[i].have || !preds[i].lower_bound)
 			continue;
-		fprintf(f, "%s'>': a lower bound, %s has no cost for '%s'\n",
+		fprintf(f, "%s'>': a lower bound: %s has no cost for '%s' (the first"
+			" counter without one)\n",
 			prefix, o->calib_path, pb_stat_name(preds[i].missing));
 		return;
 	}

@@ -19,6 +19,7 @@
 #include "ptebatch.h"
 
 struct scenario;
+struct calibration;
 
 enum bench_backend { BENCH_MODEL = 1, BENCH_KERNEL = 2, BENCH_BOTH = 3 };
 
@@ -32,6 +33,14 @@ struct bench_opts {
 	const char *plot;		/* NULL or an .svg path */
 	bool progress;			/* stderr is a terminal */
 	FILE *out;			/* where tables go */
+	/*
+	 * The calibration of the "predicted kernel" columns (calibrate/),
+	 * read before anything runs, and the file it came from; NULL when
+	 * there is none, and calib_none says why ("no such file", ...).
+	 */
+	const struct calibration *calib;
+	const char *calib_path;
+	const char *calib_none;
 	/* replay: the scenarios, parsed, and the names they were given by */
 	struct scenario **traces;
 	const char **trace_names;
@@ -85,6 +94,50 @@ struct bench_stat {
 /* Median/min/max of @n samples (sorts @samples). */
 struct bench_stat bench_stats(double *samples, int n);
 
+/*
+ * The kernel time o->calib predicts for one repetition of a model row's
+ * timed operation, from its counter deltas: have is false without a
+ * calibration; lower_bound when a counter that moved has no cost in it
+ * (missing), us then being what the others cost.
+ */
+struct bench_pred {
+	bool have, lower_bound;
+	double us;
+	enum pb_stat missing;
+};
+
+/*
+ * The counters a prediction is made from come from one extra, untimed
+ * repetition of the operation, between bench_count_for_prediction(true)
+ * and (false): memmap_line (struct page cache lines first touched) is
+ * counted only then, because counting it costs model time.  The timed
+ * repetitions run with it off.
+ */
+void bench_count_for_prediction(bool on);
+/* *@p from the counters @before and @after one repetition (@before NULL:
+ * @after is already the delta). */
+void bench_predict(const struct bench_opts *o,
+		   const uint64_t before[PB_NR_STATS],
+		   const uint64_t after[PB_NR_STATS], struct bench_pred *p);
+/* @p's microseconds scaled by @scale in %*.*f, '>' before a lower bound,
+ * "-" without a prediction. */
+void bench_pred_text(char *buf, size_t len, const struct bench_pred *p,
+		     double scale, int prec);
+/* a/b of two predictions into @buf ("-" unless both are there). */
+void bench_pred_ratio_text(char *buf, size_t len, const struct bench_pred *a,
+			   const struct bench_pred *b, int prec);
+/*
+ * The method line of the predicted column, after @prefix: the file and
+ * its machine (cpu, kernel, date), or "predicted kernel: none (REASON)"
+ * when there is no calibration.
+ */
+void bench_print_calibration(const struct bench_opts *o, FILE *f,
+			     const char *prefix);
+/* If one of the @nr @preds is a lower bound, a line that says so. */
+void bench_print_pred_notes(const struct bench_opts *o, FILE *f,
+			    const char *prefix, const struct bench_pred *preds,
+			    size_t nr);
+
 /* One row of a table, as JSON carries it. */
 struct bench_row {
 	const char *bench;		/* "gup", "cow", "mprotect" */
@@ -95,6 +148,9 @@ struct bench_row {
 	struct bench_stat t;
 	/* Counters where they exist; -1 = not measured. */
 	long long faults, folio_ref_atomic, pincount_atomic, tlb_flush;
+	/* Model rows: the kernel time the calibration predicts (struct
+	 * bench_pred), JSON "predicted_us" (and "predicted_lower_bound"). */
+	const struct bench_pred *pred;
 	const char *extra_json;		/* NULL or ",\"key\":value..." */
 };
 void bench_row_init(struct bench_row *r);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "calibrate/calib.h"
 
 static const char *const mode_names[NR_FOLIO_MODES] = {
 	"4K", "64K", "1M", "2M-PTE", "2M-PMD",
@@ -55,6 +56,88 @@ void bench_row_init(struct bench_row *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->faults = r->folio_ref_atomic = r->pincount_atomic = r->tlb_flush = -1;
+}
+
+/* ---- the predicted kernel column ------------------------------------- */
+
+/* The one place the model is told to count memmap_line (cnt15). */
+void bench_count_for_prediction(bool on)
+{
+	pb_stats_count_memmap_lines(on);
+}
+
+void bench_predict(const struct bench_opts *o,
+		   const uint64_t before[PB_NR_STATS],
+		   const uint64_t after[PB_NR_STATS], struct bench_pred *p)
+{
+	uint64_t delta[PB_NR_STATS];
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	if (!o->calib)
+		return;
+	for (i = 0; i < PB_NR_STATS; i++)
+		delta[i] = after[i] - (before ? before[i] : 0);
+	p->lower_bound = calib_predict(o->calib, delta, &p->us,
+				       &p->missing) == -ENOENT;
+	p->have = true;
+}
+
+void bench_pred_text(char *buf, size_t len, const struct bench_pred *p,
+		     double scale, int prec)
+{
+	if (!p->have)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s%.*f", p->lower_bound ? ">" : "", prec,
+			 p->us * scale);
+}
+
+void bench_pred_ratio_text(char *buf, size_t len, const struct bench_pred *a,
+			   const struct bench_pred *b, int prec)
+{
+	if (a->have && b->have && b->us > 0)
+		snprintf(buf, len, "%.*f", prec, a->us / b->us);
+	else
+		snprintf(buf, len, "-");
+}
+
+void bench_print_calibration(const struct bench_opts *o, FILE *f,
+			     const char *prefix)
+{
+	const struct calibration *c = o->calib;
+
+	if (!c) {
+		/* The prefix's indent, then one line that greps alike in
+		 * every table. */
+		fprintf(f, "%.*s# predicted kernel: none (%s)\n",
+			(int)strspn(prefix, " "), prefix,
+			o->calib_none ? o->calib_none : "no calibration");
+		return;
+	}
+	fprintf(f, "%spredicted kernel: calibration %s\n"
+		"%s  (measured on %s, %d cores, kernel %s, %s, %s): the kernel"
+		" time it predicts\n%s  from the model's counters of one more,"
+		" untimed repetition (memmap_line counted)\n",
+		prefix, o->calib_path, prefix, c->machine.cpu,
+		c->machine.cores, c->machine.kernel, c->machine.date,
+		c->machine.arch, prefix);
+}
+
+void bench_print_pred_notes(const struct bench_opts *o, FILE *f,
+			    const char *prefix, const struct bench_pred *preds,
+			    size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (!preds[i].have || !preds[i].lower_bound)
+			continue;
+		fprintf(f, "%s'>': a lower bound: %s has no cost for '%s' (the first"
+			" counter without one)\n",
+			prefix, o->calib_path, pb_stat_name(preds[i].missing));
+		return;
+	}
 }
 
 static void json_counter(FILE *f, const char *name, long long v)
@@ -119,6 +202,10 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r)
 	json_counter(f, "folio_ref_atomic", r->folio_ref_atomic);
 	json_counter(f, "pincount_atomic", r->pincount_atomic);
 	json_counter(f, "tlb_flush", r->tlb_flush);
+	if (r->pred && r->pred->have)
+		fprintf(f, ",\"predicted_us\":%.3f%s", r->pred->us,
+			r->pred->lower_bound ? ",\"predicted_lower_bound\":true"
+					     : "");
 	if (r->extra_json)
 		fputs(r->extra_json, f);
 	fputs("}\n", f);

@@ -68,6 +68,7 @@ struct cow_cell {
 	long long converts;	/* contpte_convert of the first rep (arm64) */
 	bool faults_vary;	/* some rep took a different number */
 	unsigned int wp;	/* wp_reuse_max, 0 for the kernel */
+	struct bench_pred pred;	/* of one pass (model) */
 };
 
 static unsigned long pass_stride(const struct cow_plan *pl, enum cow_pass k)
@@ -153,7 +154,7 @@ static void cell_faults(struct cow_cell *c, int rep, long long faults)
 
 static int model_pass(struct pb_proc *p, const struct cow_plan *pl,
 		      enum cow_pass k, double *us, long long *faults,
-		      long long *converts)
+		      long long *converts, uint64_t delta[PB_NR_STATS])
 {
 	unsigned long n = pass_nr(pl, k), i, f0 = pb_proc_faults(p);
 	uint64_t s0[PB_NR_STATS], s1[PB_NR_STATS];
@@ -172,7 +173,31 @@ static int model_pass(struct pb_proc *p, const struct cow_plan *pl,
 	*faults = (long long)(pb_proc_faults(p) - f0);
 	*converts = (long long)(s1[PB_STAT_contpte_convert] -
 				s0[PB_STAT_contpte_convert]);
+	for (i = 0; delta && i < PB_NR_STATS; i++)
+		delta[i] = s1[i] - s0[i];
 	return 0;
+}
+
+/*
+ * One rep of the cell: a region of folio mode @m, fork(), the child's
+ * exit, then the pass.  @delta: its counters, or NULL.
+ */
+static int model_rep(const struct cow_plan *pl, enum folio_mode m,
+		     enum cow_pass k, double *us, long long *faults,
+		     long long *converts, uint64_t delta[PB_NR_STATS])
+{
+	struct pb_proc *p, *child;
+	int err = bench_model_region(&p, BENCH_MODEL_ADDR, pl->size, m);
+
+	if (err)
+		return err;
+	err = pb_fork(p, &child);
+	if (!err) {
+		pb_exit(child);
+		err = model_pass(p, pl, k, us, faults, converts, delta);
+	}
+	pb_exit(p);
+	return err;
 }
 
 /*
@@ -199,27 +224,30 @@ static int model_cell(const struct bench_opts *o, const struct cow_plan *pl,
 	if (err)
 		return err;
 	for (rep = 0; rep < pl->reps; rep++) {
-		struct pb_proc *p, *child;
 		long long faults, converts = 0;
 
 		bench_progress(o, "cow: model %s wp_reuse_max=%u %s rep %d/%d",
 			       folio_mode_name(m), wp, passes[k].op, rep + 1,
 			       pl->reps);
-		err = bench_model_region(&p, BENCH_MODEL_ADDR, pl->size, m);
-		if (err)
-			break;
-		err = pb_fork(p, &child);
-		if (!err) {
-			pb_exit(child);
-			err = model_pass(p, pl, k, &samples[rep], &faults,
-					 &converts);
-		}
-		pb_exit(p);
+		err = model_rep(pl, m, k, &samples[rep], &faults, &converts,
+				NULL);
 		if (err)
 			break;
 		cell_faults(c, rep, faults);
 		if (!rep)
 			c->converts = converts;
+	}
+	/* The prediction's counters: one more rep, untimed. */
+	if (!err) {
+		long long faults, converts;
+		uint64_t delta[PB_NR_STATS];
+		double us;
+
+		bench_count_for_prediction(true);
+		err = model_rep(pl, m, k, &us, &faults, &converts, delta);
+		bench_count_for_prediction(false);
+		if (!err)
+			bench_predict(o, NULL, delta, &c->pred);
 	}
 	pb_fini();
 	if (err)
@@ -342,6 +370,7 @@ static void print_method(FILE *out, const struct bench_opts *o,
 	fprintf(out, "#   random order: one fixed permutation of the pages"
 		" (seed %#llx), computed before timing\n",
 		(unsigned long long)COW_PERM_SEED);
+	bench_print_calibration(o, out, "#   ");
 }
 
 static void print_header(FILE *out, const struct cow_cell *cells, int nr_cols,
@@ -420,6 +449,38 @@ static void print_ms(FILE *out, const struct cow_cell *cells, int nr_cols)
 	fputc('\n', out);
 }
 
+/* The kernel time predicted for one pass of each model column. */
+static void print_pred(FILE *out, const struct bench_opts *o,
+		       const struct cow_cell *cells, int nr_cols)
+{
+	char buf[32];
+	int c;
+
+	if (!o->calib)
+		return;
+	fprintf(out, "    %-28s", "predicted kernel ms");
+	for (c = 0; c < nr_cols; c++) {
+		bench_pred_text(buf, sizeof(buf), &cells[c].pred, 1e-3, 3);
+		fprintf(out, " %12s", buf);
+	}
+	fputc('\n', out);
+}
+
+/* The note under a table when one of its predictions is a lower bound. */
+static void print_pred_notes(FILE *out, const struct bench_opts *o,
+			     struct cow_cell *const rows[], int nr_rows,
+			     int nr_cols)
+{
+	struct bench_pred preds[NR_PASSES * NR_COLS];
+	size_t n = 0;
+	int r, c;
+
+	for (r = 0; r < nr_rows; r++)
+		for (c = 0; c < nr_cols; c++)
+			preds[n++] = rows[r][c].pred;
+	bench_print_pred_notes(o, out, "  ", preds, n);
+}
+
 static double us_per_fault(const struct cow_cell *c)
 {
 	return c->have && c->faults > 0 ? c->t.median_us / (double)c->faults : 0;
@@ -446,6 +507,7 @@ static void json_cell(const struct bench_opts *o, const struct cow_plan *pl,
 	r.backend = kernel ? "kernel" : "model";
 	r.t = c->t;
 	r.faults = c->faults;
+	r.pred = kernel ? NULL : &c->pred;
 	snprintf(extra, sizeof(extra), ",\"wp_reuse_max\":%u,\"size\":%lu,"
 		 "\"stores\":%lu,\"us_per_fault\":%.4f,\"faults_vary\":%s,"
 		 "\"contpte_convert\":%lld",
@@ -456,9 +518,12 @@ static void json_cell(const struct bench_opts *o, const struct cow_plan *pl,
 }
 
 /* Ratios against wp_reuse_max = 1 (column 0), measured in this run. */
-static void print_ratios(FILE *out, struct cow_cell *const rows[], int nr_rows,
+static void print_ratios(FILE *out, const struct bench_opts *o,
+			 struct cow_cell *const rows[], int nr_rows,
 			 const char *const labels[], int nr_model_cols)
 {
+	char buf[32];
+
 	int r, c;
 
 	fprintf(out, "  ratios vs wp_reuse_max=1, same run"
@@ -481,6 +546,15 @@ static void print_ratios(FILE *out, struct cow_cell *const rows[], int nr_rows,
 				fprintf(out, " %12s", "-");
 		}
 		fprintf(out, "   time\n");
+		if (!o->calib)
+			continue;
+		fprintf(out, "    %-28s", "");
+		for (c = 0; c < nr_model_cols; c++) {
+			bench_pred_ratio_text(buf, sizeof(buf), &row[c].pred,
+					      &row[0].pred, 3);
+			fprintf(out, " %12s", buf);
+		}
+		fprintf(out, "   predicted kernel time\n");
 	}
 }
 
@@ -628,6 +702,7 @@ int bench_cow(const struct bench_opts *o)
 		print_faults(out, grid[r], NR_COLS);
 		print_converts(out, grid[r], NR_COLS);
 		print_ms(out, grid[r], NR_COLS);
+		print_pred(out, o, grid[r], NR_COLS);
 	}
 	fprintf(out, "    %-28s", "us per fault (walks a block)");
 	for (c = 0; c < NR_COLS; c++) {
@@ -637,7 +712,8 @@ int bench_cow(const struct bench_opts *o)
 			fprintf(out, " %12s", "-");
 	}
 	fputc('\n', out);
-	print_ratios(out, rows, NR_PASSES, labels, NR_MODEL_COLS);
+	print_ratios(out, o, rows, NR_PASSES, labels, NR_MODEL_COLS);
+	print_pred_notes(out, o, rows, NR_PASSES, NR_MODEL_COLS);
 	print_block_fit(out, grid[PASS_2M], NR_MODEL_COLS);
 	bad += check_faults(out, &pl, rows, all, NR_PASSES, NR_MODEL_COLS, pl.pmd);
 	fputc('\n', out);
@@ -651,8 +727,10 @@ int bench_cow(const struct bench_opts *o)
 	print_faults(out, grid64[0], NR_64K_COLS);
 	print_converts(out, grid64[0], NR_64K_COLS);
 	print_ms(out, grid64[0], NR_64K_COLS);
+	print_pred(out, o, grid64[0], NR_64K_COLS);
 	labels[0] = passes[PASS_SEQ].label;
-	print_ratios(out, rows64, 1, labels, NR_64K_MODEL_COLS);
+	print_ratios(out, o, rows64, 1, labels, NR_64K_MODEL_COLS);
+	print_pred_notes(out, o, rows64, 1, NR_64K_MODEL_COLS);
 	bad += check_faults(out, &pl, rows64, seq_only, 1, NR_64K_MODEL_COLS, 64UL << 10);
 	fputc('\n', out);
 

@@ -51,6 +51,7 @@ struct gup_cell {
 	long long ref_atomic, pin_atomic;	/* of one take, -1 if unknown */
 	/* after/before of each rep's pair, their median (the after side). */
 	struct bench_stat paired;
+	struct bench_pred pred;		/* of one take */
 	bool have;
 };
 
@@ -125,7 +126,7 @@ static int gup_model_op(const struct gup_run *run, struct pb_proc *p, int op,
 				 run->pages_per_call, i;
 	double *take[NR_SIDES], *release[NR_SIDES];
 	struct pb_pages **held = calloc(nr_calls, sizeof(*held));
-	uint64_t delta[NR_SIDES][PB_NR_STATS];
+	uint64_t delta[NR_SIDES][PB_NR_STATS], pdelta[PB_NR_STATS];
 	struct pb_variant v[NR_SIDES];
 	double w1, w2;
 	int r, k, side, err = 0;
@@ -158,6 +159,14 @@ static int gup_model_op(const struct gup_run *run, struct pb_proc *p, int op,
 			err = gup_take(run, p, op_flags[op], held, &take[side][r],
 				       &release[side][r], r ? NULL : delta[side]);
 		}
+	}
+	/* The prediction's counters: one more take of each side, untimed. */
+	for (side = 0; !err && side < NR_SIDES; side++) {
+		pb_set_variant(&v[side]);
+		bench_count_for_prediction(true);
+		err = gup_take(run, p, op_flags[op], held, &w1, &w2, pdelta);
+		bench_count_for_prediction(false);
+		bench_predict(run->o, NULL, pdelta, &res->cell[side][op].pred);
 	}
 	/*
 	 * The median of the per-rep ratios, before bench_stats() sorts the
@@ -386,6 +395,7 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 			row.t = c->take;
 			row.folio_ref_atomic = c->ref_atomic;
 			row.pincount_atomic = c->pin_atomic;
+			row.pred = &c->pred;
 			snprintf(extra, sizeof(extra),
 				 ",\"size_bytes\":%lu,\"pages\":%lu,"
 				 "\"pages_per_call\":%lu,\"gup_batch\":%d,"
@@ -397,6 +407,7 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 			row.op = release_names[op];
 			row.t = c->release;
 			row.folio_ref_atomic = row.pincount_atomic = -1;
+			row.pred = NULL;
 			bench_json_row(run->o, &row);
 		}
 	}
@@ -465,6 +476,7 @@ static void gup_method(const struct gup_run *run, const char *kernel_note)
 	fprintf(f, "          (every pages[] is allocated and written before"
 		" the clock starts, as in gup_test)\n");
 	fprintf(f, "  kernel: %s\n", kernel_note);
+	bench_print_calibration(run->o, f, "  ");
 	fprintf(f, "  ratio = after/before, same run; after/floor = batched"
 		" pin over the floor\n\n");
 	fprintf(f, "%-7s %27s %27s %8s %6s %17s %21s\n", "", "get_user_pages_fast",
@@ -497,6 +509,53 @@ static void gup_table_row(const struct gup_run *run, enum folio_mode m,
 	else
 		fprintf(f, " %10s %10s\n", "-", "-");
 	fflush(f);
+}
+
+/*
+ * The predicted kernel time of one take per side, below the table (its
+ * rows are already wide), each ratio beside the model's own.
+ */
+static void gup_pred_table(const struct gup_run *run,
+			   const struct gup_mode_result *res)
+{
+	struct bench_pred preds[NR_FOLIO_MODES * NR_SIDES * NR_OPS];
+	FILE *f = run->o->out;
+	size_t n = 0;
+	int m, op;
+
+	if (!run->o->calib)
+		return;
+	fprintf(f, "\n  predicted kernel, us of one take; ratio = after/before"
+		" predicted, model = the model's ratio above\n");
+	fprintf(f, "  %-7s %33s %33s\n", "", "get_user_pages_fast",
+		"pin_user_pages_fast");
+	fprintf(f, "  %-7s %9s %9s %7s %6s %9s %9s %7s %6s\n", "folio",
+		"before", "after", "ratio", "model", "before", "after", "ratio",
+		"model");
+	for (m = 0; m < NR_FOLIO_MODES; m++) {
+		const struct gup_cell (*c)[NR_OPS] = res[m].cell;
+
+		if (!c[BEFORE][OP_GET].have)
+			continue;
+		fprintf(f, "  %-7s", folio_mode_name(m));
+		for (op = 0; op < NR_OPS; op++) {
+			char b[32], a[32], q[32];
+
+			bench_pred_text(b, sizeof(b), &c[BEFORE][op].pred, 1, 1);
+			bench_pred_text(a, sizeof(a), &c[AFTER][op].pred, 1, 1);
+			bench_pred_ratio_text(q, sizeof(q), &c[AFTER][op].pred,
+					      &c[BEFORE][op].pred, 3);
+			fprintf(f, " %9s %9s %7s %6.3f", b, a, q,
+				ratio(c[AFTER][op].take.median_us,
+				      c[BEFORE][op].take.median_us));
+		}
+		fputc('\n', f);
+		for (op = 0; op < NR_OPS; op++) {
+			preds[n++] = c[BEFORE][op].pred;
+			preds[n++] = c[AFTER][op].pred;
+		}
+	}
+	bench_print_pred_notes(run->o, f, "  ", preds, n);
 }
 
 /* The targets, as outputs of this run (never assertions). */
@@ -594,7 +653,9 @@ int bench_gup(const struct bench_opts *o)
 		bench_progress(o, "%s", "");
 		gup_table_row(&run, m, &res[m]);
 	}
-	if (!err && (o->backend & BENCH_MODEL))
+	if (!err && (o->backend & BENCH_MODEL)) {
+		gup_pred_table(&run, res);
 		gup_targets(&run, res);
+	}
 	return err;
 }

@@ -54,6 +54,7 @@ struct mp_result {
 	/* Model counters of one sample (the first timed one). */
 	uint64_t pte_read, pte_write, tlb_flush, contpte_convert;
 	long long rewrite_faults;	/* faults of the rewrite after the loop */
+	struct bench_pred pred;		/* model: of one sample */
 };
 
 /* ---- model -------------------------------------------------------------- */
@@ -91,9 +92,10 @@ static int model_rewrite(struct pb_proc *p, unsigned long addr,
  * so that warm-up and drift fall on both alike.  res[0] per-PTE, res[1]
  * batched.
  */
-static void model_run(const struct mp_plan *pl, enum folio_mode m,
-		      struct mp_result res[2])
+static void model_run(const struct bench_opts *o, const struct mp_plan *pl,
+		      enum folio_mode m, struct mp_result res[2])
 {
+	struct bench_pred pred[2] = { 0 };
 	/* Room for the region, its page tables and the allocator's slack. */
 	unsigned long memory = (pl->size + pl->size / 4 + (64UL << 20)) &
 			       ~((2UL << 20) - 1);
@@ -148,6 +150,16 @@ static void model_run(const struct mp_plan *pl, enum folio_mode m,
 						 s0[PB_STAT_contpte_convert];
 		}
 	}
+	/* The prediction's counters: one more sample of each, untimed. */
+	for (b = 0; !err && b < 2; b++) {
+		pb_set_variant(&v[b]);
+		bench_count_for_prediction(true);
+		bench_stats_snapshot(s0);
+		err = model_loop(p, addr, pl->size, pl->iters);
+		bench_stats_snapshot(s1);
+		bench_count_for_prediction(false);
+		bench_predict(o, s0, s1, &pred[b]);
+	}
 	/* Each variant's last loop ended RW; the very last one is checked. */
 	if (!err)
 		err = model_rewrite(p, addr, pl->size, &faults);
@@ -175,6 +187,7 @@ out:
 		}
 		res[b].ran = true;
 		res[b].t = bench_stats(samples + b * pl->reps, pl->reps);
+		res[b].pred = pred[b];
 		if (faults) {
 			res[b].failed = true;
 			snprintf(res[b].why, sizeof(res[b].why),
@@ -291,6 +304,7 @@ static void mp_json(const struct bench_opts *o, const struct mp_plan *pl,
 	row.backend = col < 2 ? "model" : "kernel";
 	row.t = res->t;
 	if (col < 2) {
+		row.pred = &res->pred;
 		row.tlb_flush = (long long)res->tlb_flush;
 		snprintf(extra, sizeof(extra),
 			 ",\"size\":%lu,\"iters\":%d,\"pte_read\":%" PRIu64
@@ -332,6 +346,8 @@ static void fmt_ms(char *buf, size_t len, const struct mp_result *res)
 int bench_mprotect(const struct bench_opts *o)
 {
 	struct mp_result res[MP_NR_MODES][3];
+	struct bench_pred preds[2 * MP_NR_MODES];
+	size_t n = 0;
 	struct mp_plan pl = {
 		.size = o->size ? o->size : o->quick ? MP_QUICK_SIZE
 						     : MP_DEFAULT_SIZE,
@@ -363,7 +379,7 @@ int bench_mprotect(const struct bench_opts *o)
 		if (model) {
 			bench_progress(o, "mprotect: model %s",
 				       folio_mode_name(m));
-			model_run(&pl, m, res[i]);
+			model_run(o, &pl, m, res[i]);
 		}
 		if (kernel) {
 			bench_progress(o, "mprotect: kernel %s",
@@ -391,13 +407,25 @@ int bench_mprotect(const struct bench_opts *o)
 	fprintf(out, "  kernel: real mprotect(), THP sysfs set per mode "
 		"(64K: hugepages-64kB; 2M: hugepages-2048kB; 4K: never + "
 		"MADV_NOHUGEPAGE), folios checked via pagemap/kpageflags/smaps\n");
+	bench_print_calibration(o, out, "  ");
 	fprintf(out, "  ratio = per-PTE / batched (>1: batched faster); ns/PTE = "
-		"median / calls / PTEs (n/a: PMD-mapped, no PTEs)\n\n");
-	fprintf(out, "  %-7s %11s %11s %7s %11s   %9s %9s %9s\n", "", "", "",
+		"median / calls / PTEs (n/a: PMD-mapped, no PTEs)\n");
+	if (o->calib)
+		fprintf(out, "  predicted kernel: ms of one sample for each model"
+			" column, its ratio per-PTE / batched beside the"
+			" model's\n");
+	fputc('\n', out);
+	fprintf(out, "  %-7s %11s %11s %7s %11s   %9s %9s %9s", "", "", "",
 		"", "", "ns/PTE", "ns/PTE", "ns/PTE");
-	fprintf(out, "  %-7s %11s %11s %7s %11s   %9s %9s %9s\n", "folio",
+	if (o->calib)
+		fprintf(out, "   %31s", "predicted kernel");
+	fprintf(out, "\n  %-7s %11s %11s %7s %11s   %9s %9s %9s", "folio",
 		"per-PTE ms", "batched ms", "ratio", "kernel ms",
 		"per-PTE", "batched", "kernel");
+	if (o->calib)
+		fprintf(out, "   %11s %11s %7s", "per-PTE ms", "batched ms",
+			"ratio");
+	fputc('\n', out);
 	for (i = 0; i < MP_NR_MODES; i++) {
 		enum folio_mode m = mp_modes[i];
 		char ms[3][32], ns[3][32], ratio[16] = "-";
@@ -409,10 +437,24 @@ int bench_mprotect(const struct bench_opts *o)
 		if (res[i][0].ran && res[i][1].ran && res[i][1].t.median_us > 0)
 			snprintf(ratio, sizeof(ratio), "%.2f",
 				 res[i][0].t.median_us / res[i][1].t.median_us);
-		fprintf(out, "  %-7s %11s %11s %7s %11s   %9s %9s %9s\n",
+		fprintf(out, "  %-7s %11s %11s %7s %11s   %9s %9s %9s",
 			folio_mode_name(m), ms[0], ms[1], ratio, ms[2],
 			ns[0], ns[1], ns[2]);
+		if (o->calib) {
+			char pm[2][32], pr[16];
+
+			for (col = 0; col < 2; col++)
+				bench_pred_text(pm[col], sizeof(pm[col]),
+						&res[i][col].pred, 1e-3, 2);
+			bench_pred_ratio_text(pr, sizeof(pr), &res[i][0].pred,
+					      &res[i][1].pred, 2);
+			fprintf(out, "   %11s %11s %7s", pm[0], pm[1], pr);
+		}
+		fputc('\n', out);
+		preds[n++] = res[i][0].pred;
+		preds[n++] = res[i][1].pred;
 	}
+	bench_print_pred_notes(o, out, "  ", preds, n);
 
 	if (model) {
 		fprintf(out, "\n  model counters of one sample (%d calls): "

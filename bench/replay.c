@@ -63,6 +63,7 @@ struct replay_cell {
 	struct replay_totals tot;	/* of the first run */
 	bool faults_vary;	/* a later rep took other faults (kernel) */
 	struct bench_stat t;	/* the statements' wall time */
+	struct bench_pred pred;	/* model: of the first run's counters */
 };
 
 /* ---- the counting backend ------------------------------------------- */
@@ -240,9 +241,14 @@ static int replay_once(const struct scenario *s, struct backend *inner,
 	return ret;
 }
 
-/* The first run gives the counters; each of @reps more is timed. */
+/*
+ * The first run gives the counters, memmap_line's too when @count (the
+ * model: it is the prediction's untimed run); each of @reps more is
+ * timed, memmap_line not counted.
+ */
 static void replay_cell_run(const struct scenario *s, struct backend *inner,
-			    FILE *devnull, int reps, struct replay_cell *cell)
+			    FILE *devnull, int reps, bool count,
+			    struct replay_cell *cell)
 {
 	double *samples = calloc((size_t)reps, sizeof(*samples));
 	struct replay_totals tot;
@@ -253,8 +259,12 @@ static void replay_cell_run(const struct scenario *s, struct backend *inner,
 		snprintf(cell->why, sizeof(cell->why), "out of memory");
 		return;
 	}
+	/* The model backend counts memmap_line in a run that wants its
+	 * counters (model_start()), and only then. */
+	inner->want_stats = count;
 	ret = replay_once(s, inner, devnull, &cell->tot, cell->why,
 			  sizeof(cell->why));
+	inner->want_stats = 0;
 	for (r = 0; !ret && r < reps; r++) {
 		ret = replay_once(s, inner, devnull, &tot, cell->why,
 				  sizeof(cell->why));
@@ -269,8 +279,9 @@ static void replay_cell_run(const struct scenario *s, struct backend *inner,
 	free(samples);
 }
 
-static int model_cell(const struct scenario *s, const char *preset,
-		      FILE *devnull, int reps, struct replay_cell *cell)
+static int model_cell(const struct bench_opts *o, const struct scenario *s,
+		      const char *preset, FILE *devnull, int reps,
+		      struct replay_cell *cell)
 {
 	struct model_options mopt = { .variant_name = preset };
 	struct backend *b;
@@ -282,12 +293,14 @@ static int model_cell(const struct scenario *s, const char *preset,
 	if (!b)
 		return -ENOMEM;
 	/*
-	 * No want_stats: the model reports its counters all the same, and
-	 * with it the model would count memmap lines, which the timing
-	 * would include.
+	 * No want_stats but for the first run (replay_cell_run()): the
+	 * model reports its counters all the same, and with it the model
+	 * counts memmap lines, which the timing would include.
 	 */
-	replay_cell_run(s, b, devnull, reps, cell);
+	replay_cell_run(s, b, devnull, reps, true, cell);
 	b->ops->destroy(b);
+	if (cell->have)
+		bench_predict(o, NULL, cell->tot.stats, &cell->pred);
 	return 0;
 }
 
@@ -322,7 +335,7 @@ static void kernel_cell(const struct scenario *s, FILE *devnull, int reps,
 		snprintf(cell->why, sizeof(cell->why), "out of memory");
 		return;
 	}
-	replay_cell_run(s, b, devnull, reps, cell);
+	replay_cell_run(s, b, devnull, reps, false, cell);
 	b->ops->destroy(b);
 }
 
@@ -375,6 +388,7 @@ static void replay_json(const struct bench_opts *o, const char *trace,
 		     ",\"faults_vary\":%s", name, s->nr_stmts,
 		     c->faults_vary ? "true" : "false");
 	if (!strcmp(backend, "model")) {
+		r.pred = &c->pred;
 		r.folio_ref_atomic = stat_of(c, PB_STAT_folio_ref_atomic);
 		r.pincount_atomic = stat_of(c, PB_STAT_pincount_atomic);
 		r.tlb_flush = stat_of(c, PB_STAT_tlb_flush);
@@ -395,9 +409,11 @@ static void replay_json(const struct bench_opts *o, const char *trace,
 	bench_json_row(o, &r);
 }
 
-static void print_method(FILE *out, const char *trace,
+static void print_method(const struct bench_opts *o, const char *trace,
 			 const struct scenario *s, int reps, const char *knote)
 {
+	FILE *out = o->out;
+
 	fprintf(out, "== replay %s: %d statements, %d processes, %d regions\n",
 		trace, s->nr_stmts, s->nr_procs, s->nr_regions);
 	fprintf(out, "  method: the whole trace on a fresh machine per run, its"
@@ -419,18 +435,28 @@ static void print_method(FILE *out, const char *trace,
 		"          pte_wr = page-table loads, stores; tlb = TLB flush"
 		" operations; arch %s\n", pb_arch_name());
 	fprintf(out, "  kernel: %s\n", knote);
+	bench_print_calibration(o, out, "  ");
+	if (o->calib)
+		fprintf(out, "  pred_ms = the predicted kernel time of the"
+			" statements, from the first run's counters\n");
 }
 
-static void print_header(FILE *out)
+static void print_header(FILE *out, bool pred)
 {
-	fprintf(out, "%-5s %-23s %9s %7s %7s %9s %9s %7s %9s %9s %7s %10s\n",
+	fprintf(out, "%-5s %-23s %9s %7s %7s %9s %9s %7s %9s %9s %7s %10s",
 		"folio", "variant", "faults", "cow", "reused", "ref", "map",
 		"pin", "pte_rd", "pte_wr", "tlb", "time_ms");
+	if (pred)
+		fprintf(out, " %10s", "pred_ms");
+	fputc('\n', out);
 }
 
-static void print_row(FILE *out, const char *folio, const char *variant,
+static void print_row(FILE *out, const struct bench_opts *o,
+		      const char *folio, const char *variant,
 		      const struct replay_cell *c, bool kernel)
 {
+	char pred[32];
+
 	fprintf(out, "%-5s %-23s ", folio, variant);
 	if (!c->have) {
 		fprintf(out, "%s: %s\n", c->skipped ? "SKIP" : "FAILED", c->why);
@@ -450,7 +476,12 @@ static void print_row(FILE *out, const char *folio, const char *variant,
 			stat_of(c, PB_STAT_pte_read),
 			stat_of(c, PB_STAT_pte_write),
 			stat_of(c, PB_STAT_tlb_flush));
-	fprintf(out, "%10.3f\n", c->t.median_us / 1e3);
+	fprintf(out, "%10.3f", c->t.median_us / 1e3);
+	if (o->calib) {
+		bench_pred_text(pred, sizeof(pred), &c->pred, 1e-3, 3);
+		fprintf(out, " %10s", pred);
+	}
+	fputc('\n', out);
 }
 
 static unsigned long long atomics(const struct replay_cell *c)
@@ -470,16 +501,20 @@ static void print_ratio(FILE *out, const char *folio,
 			const struct replay_cell *cells)
 {
 	const struct replay_cell *b = &cells[0], *x = &cells[NR_PRESETS - 1];
+	char pred[32];
 
 	if (!b->have || !x->have)
 		return;
+	bench_pred_ratio_text(pred, sizeof(pred), &x->pred, &b->pred, 2);
 	fprintf(out, "  %-4s faults %.2fx, atomics %.2fx, PTE reads %.2fx,"
-		" time %.2fx\n", folio,
+		" time %.2fx%s%s%s\n", folio,
 		ratio((double)x->tot.faults, (double)b->tot.faults),
 		ratio((double)atomics(x), (double)atomics(b)),
 		ratio((double)x->tot.stats[PB_STAT_pte_read],
 		      (double)b->tot.stats[PB_STAT_pte_read]),
-		ratio(x->t.median_us, b->t.median_us));
+		ratio(x->t.median_us, b->t.median_us),
+		x->pred.have ? ", predicted kernel time " : "",
+		x->pred.have ? pred : "", x->pred.have ? "x" : "");
 }
 
 /* ---- --plot --------------------------------------------------------- */
@@ -627,8 +662,10 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 						    : REPLAY_DEFAULT_REPS;
 	const char *knot = kernel_unavailable(o);
 	int nr_configs, i, j, err = 0;
+	struct bench_pred preds[MAX_CONFIGS * NR_PRESETS];
 	bool failed = false;
 	char knote[300];
+	size_t n = 0;
 
 	if (!cells)
 		return -ENOMEM;
@@ -640,14 +677,14 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 			 " on real processes, one row per folio size\n"
 			 "          (the kernel has no preset); faults = their"
 			 " ru_minflt (~: not the same in every rep); same reps");
-	print_method(o->out, trace, s, reps, knote);
-	print_header(o->out);
+	print_method(o, trace, s, reps, knote);
+	print_header(o->out, o->calib);
 	for (i = 0; i < nr_configs && !err; i++) {
 		apply_config(s, &cfg[i]);
 		for (j = 0; j < NR_PRESETS && (o->backend & BENCH_MODEL); j++) {
 			bench_progress(o, "replay %s: %s %s", trace, cfg[i].name,
 				       presets[j]);
-			err = model_cell(s, presets[j], devnull, reps,
+			err = model_cell(o, s, presets[j], devnull, reps,
 					 &cells[i][j]);
 			if (err)
 				break;
@@ -656,8 +693,8 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 			if (!cells[i][j].have)
 				failed = true;
 			bench_progress(o, "%s", "");
-			print_row(o->out, cfg[i].name, presets[j], &cells[i][j],
-				  false);
+			print_row(o->out, o, cfg[i].name, presets[j],
+				  &cells[i][j], false);
 			replay_json(o, trace, s, cfg[i].name, presets[j],
 				    "model", &cells[i][j]);
 		}
@@ -666,8 +703,8 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 		bench_progress(o, "replay %s: %s kernel", trace, cfg[i].name);
 		kernel_cell(s, devnull, reps, &cells[i][KERNEL_CELL]);
 		bench_progress(o, "%s", "");
-		print_row(o->out, cfg[i].name, "kernel", &cells[i][KERNEL_CELL],
-			  true);
+		print_row(o->out, o, cfg[i].name, "kernel",
+			  &cells[i][KERNEL_CELL], true);
 		replay_json(o, trace, s, cfg[i].name, "kernel", "kernel",
 			    &cells[i][KERNEL_CELL]);
 	}
@@ -675,8 +712,12 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 		fprintf(o->out, "  what batching buys: %s / baseline, in the"
 			" same run (atomics: ref + map + pin)\n",
 			presets[NR_PRESETS - 1]);
-		for (i = 0; i < nr_configs; i++)
+		for (i = 0; i < nr_configs; i++) {
 			print_ratio(o->out, cfg[i].name, cells[i]);
+			for (j = 0; j < NR_PRESETS; j++)
+				preds[n++] = cells[i][j].pred;
+		}
+		bench_print_pred_notes(o, o->out, "  ", preds, n);
 	}
 	if (!err && o->plot)
 		plot_keep_trace(trace, nr_configs, cfg, cells);

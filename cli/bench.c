@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "calibrate/calib.h"
 #include "cli/cli.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
@@ -23,6 +24,7 @@ struct bench_flags {
 	struct bench_opts o;
 	const char *name;
 	const char *json;
+	const char *calibration;	/* --calibration, NULL: the default */
 	bool size_given;
 	/* replay's FILE operands, in order (at most argc of them) */
 	const char **files;
@@ -35,10 +37,12 @@ static void bench_usage(FILE *f)
 	      " [--arch ARCH] [--size SIZE]\n"
 	      "                      [--reps N] [--quick] [--json FILE]"
 	      " [--plot FILE.svg]\n"
+	      "                      [--calibration FILE]\n"
 	      "       ptebatch bench replay FILE.scn[.gz]... [--backend ...]"
 	      " [--arch ARCH]\n"
 	      "                      [--reps N] [--quick] [--json FILE]"
 	      " [--plot FILE.svg]\n"
+	      "                      [--calibration FILE]\n"
 	      "\n"
 	      "bench     measure the seed tables: NAME is gup, cow, mprotect"
 	      " or all;\n"
@@ -65,8 +69,17 @@ static void bench_usage(FILE *f)
 	fputs("  --quick           small sizes, few reps: a smoke test (replay:"
 	      " 1 rep)\n"
 	      "  --json FILE       every row as one JSON object per line\n"
-	      "  --plot FILE.svg   draw the tables with gnuplot\n"
-	      "exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
+	      "  --plot FILE.svg   draw the tables with gnuplot\n", f);
+	fprintf(f, "  --calibration FILE  the costs (ptebatch calibrate) of the"
+		" \"predicted kernel\"\n"
+		"                    column of every model row; default this"
+		" machine's\n"
+		"                    (%s) when it exists,\n"
+		"                    else the one shipped for this architecture;"
+		" without one\n"
+		"                    the column is left out\n",
+		calib_default_output());
+	fputs("exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
 	      " nothing runs),\n"
 	      "             4 skipped: --backend kernel without root\n", f);
 }
@@ -138,6 +151,14 @@ static int set_plot(void *f, const char *v)
 	return 0;
 }
 
+static int set_calibration(void *f, const char *v)
+{
+	if (!*v)
+		return usage_error("--calibration: empty file name");
+	((struct bench_flags *)f)->calibration = v;
+	return 0;
+}
+
 static int set_name(void *f, const char *word)
 {
 	struct bench_flags *fl = f;
@@ -165,6 +186,7 @@ static const struct cli_option bench_options[] = {
 	{ "--quick", false, set_quick },
 	{ "--json", true, set_json },
 	{ "--plot", true, set_plot },
+	{ "--calibration", true, set_calibration },
 	{ NULL, false, NULL },
 };
 
@@ -215,6 +237,32 @@ static int parse_traces(struct bench_flags *fl)
 	return 0;
 }
 
+/*
+ * The calibration of the predicted kernel columns, before anything runs.
+ * One named by --calibration must be read (missing or malformed: exit
+ * status 2, the message naming the file); the default may be absent or
+ * bad, and the tables then say so in one line and leave the column out.
+ */
+static int read_calibration(struct bench_flags *fl, struct calibration *c,
+			    char *why, size_t whylen)
+{
+	struct bench_opts *o = &fl->o;
+	const char *path = fl->calibration ? fl->calibration
+					   : calib_default_input();
+	int ret = calib_read_file(path, c, why, whylen);
+
+	if (!ret) {
+		o->calib = c;
+		o->calib_path = path;
+		return 0;
+	}
+	if (fl->calibration)
+		return ret == -ENOMEM ? out_of_memory()
+				      : usage_error("--calibration: %s", why);
+	o->calib_none = why;
+	return 0;
+}
+
 static void free_traces(struct bench_opts *o)
 {
 	int i;
@@ -237,10 +285,13 @@ static int bench_main(int argc, char **argv)
 		},
 	};
 	struct bench_opts *o = &fl.o;
+	struct calibration calib;
+	char calib_why[512];
 	bool replay;
 	int i, ret, err = 0;
 
 	command = "bench";
+	memset(&calib, 0, sizeof(calib));
 	fl.files = calloc((size_t)argc + 1, sizeof(*fl.files));
 	if (!fl.files)
 		return out_of_memory();
@@ -251,6 +302,9 @@ static int bench_main(int argc, char **argv)
 	replay = !ret && !strcmp(fl.name, "replay");
 	if (replay)
 		ret = parse_traces(&fl);
+	if (!ret)
+		ret = read_calibration(&fl, &calib, calib_why,
+				       sizeof(calib_why));
 	if (!ret && o->backend == BENCH_KERNEL && geteuid()) {
 		/* Nothing would run: a table of dashes is no result. */
 		fprintf(stderr, "ptebatch: bench: skipped: --backend kernel needs"
@@ -299,6 +353,7 @@ static int bench_main(int argc, char **argv)
 		err = replay ? bench_replay_plot(o) : bench_plot(o);
 	ret = err ? SCN_RUN_FAILED : 0;
 out:
+	calib_free(&calib);
 	free_traces(o);
 	free(fl.files);
 	return ret;

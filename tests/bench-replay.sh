@@ -10,6 +10,9 @@
 #     the children's included): the folio size replaces the file's own;
 #   - within a folio size, faults never grow from baseline to upstream to
 #     seeds to seeds+wp_reuse_max=512;
+#   - with --calibration (a made-up one, 1 us per fault), every model row
+#     has the predicted kernel time of its faults (pred_ms), and the ratio
+#     lines its predicted ratio;
 #   - the JSON rows parse and carry every column;
 #   - the same file gzip-compressed gives the same record (`run`) and the
 #     same counters (`bench replay`);
@@ -32,17 +35,44 @@ folios="4K 16K 64K 1M 2M"
 tap_result $? "bench replay --backend model --reps 1 exits 0"
 [ -s "$tmp/r.err" ] && sed 's/^/# stderr: /' "$tmp/r.err"
 
+# folio, variant, 9 counters, the time, and pred_ms when the default
+# calibration (this machine's, or the one shipped) could be read.
+cols=12
+grep -q '^folio .* time_ms  *pred_ms$' "$tmp/r.out" && cols=13
 missing=
 for f in $folios; do
 	for p in $presets; do
-		# folio, variant, 9 counters, the time
-		awk -v f="$f" -v p="$p" '$1 == f && $2 == p && NF == 12 { ok = 1 }
-			END { exit !ok }' "$tmp/r.out" || missing="$missing $f/$p"
+		awk -v f="$f" -v p="$p" -v nf=$cols '$1 == f && $2 == p &&
+			NF == nf { ok = 1 } END { exit !ok }' "$tmp/r.out" ||
+			missing="$missing $f/$p"
 	done
 done
 [ -z "$missing" ]
 tap_result $? "the table has a row for every folio size x preset"
 [ -n "$missing" ] && echo "# missing:$missing"
+
+# --calibration: a made-up one (1 us per fault) predicts every row's
+# faults, as a lower bound (it knows no other counter).
+cat >"$tmp/calib.json" <<'EOF2'
+{"version": 1,
+ "machine": {"arch": "x86_64", "kernel": "test", "cpu": "made up", "cores": 1,
+             "date": "2026-01-01"},
+ "costs": [{"counter": "fault", "us": 1.0, "stderr": 0.0, "state": "fitted"}],
+ "residuals": [0.0],
+ "fit": {"r2": 1.0, "median_abs_rel_err": 0.0}}
+EOF2
+"$tool" bench replay --backend model --reps 1 --calibration "$tmp/calib.json" \
+	"$trace" >"$tmp/rc.out" 2>&1 &&
+	grep -q "^  predicted kernel: calibration $tmp/calib.json" "$tmp/rc.out" &&
+	grep -q '^folio .* time_ms  *pred_ms$' "$tmp/rc.out" &&
+	awk 'NF == 13 && $3 ~ /^[0-9]+$/ { rows++
+		# ">N.NNN": the ms of 1 us per fault, a lower bound
+		if ($13 !~ /^>[0-9]+\.[0-9]+$/) bad++
+		v = substr($13, 2) * 1000
+		if (v < $3 - 0.5 || v > $3 + 0.5) bad++ }
+		END { exit !(rows == 20 && !bad) }' "$tmp/rc.out" &&
+	grep -q '^  4K   faults .* predicted kernel time [0-9.]*x$' "$tmp/rc.out"
+tap_result $? "bench replay --calibration: pred_ms of every row, in the ratio line too"
 
 grep -q '^  method: .*mthp lines replaced' "$tmp/r.out" &&
 	grep -q 'median of 1 rep after it, checker off' "$tmp/r.out" &&

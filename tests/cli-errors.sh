@@ -514,6 +514,29 @@ else
 fi
 case_ "bench replay: --size" "replay: --size does not apply" \
 	$B replay $Q --size 64M "$tmp/ok.scn"
+case_ "bench: --calibration without a value" "--calibration needs a value" \
+	$B gup $Q --calibration
+case_ "bench: --calibration empty" "--calibration: empty file name" \
+	$B gup $Q --calibration ""
+case_ "bench: --calibration a missing file" \
+	"--calibration: $tmp/missing.json: cannot open" \
+	$B gup $Q --calibration "$tmp/missing.json"
+case_ "bench: --calibration a file that is not JSON" \
+	"--calibration: $tmp/ok.scn:1:" $B mprotect $Q --calibration "$tmp/ok.scn"
+printf '{"version": 1}\n' >"$tmp/calib-partial.json"
+case_ "bench replay: --calibration a file that is not a calibration" \
+	"--calibration: $tmp/calib-partial.json: missing field" \
+	$B replay $Q --calibration "$tmp/calib-partial.json" "$tmp/ok.scn"
+# A named calibration that cannot be read is bad usage, as a missing
+# scenario is: exit status 2, and nothing runs.
+run $B cow $Q --calibration "$tmp/missing.json"
+status=$?
+if [ "$status" -eq 2 ] && [ ! -s "$out" ]; then
+	ok "bench: --calibration a missing file: exit status 2"
+else
+	not_ok "bench: --calibration a missing file: exit status 2" \
+		"exit status $status"
+fi
 case_ "bench: a file after another NAME" "more than one NAME ('gup' and '$tmp/ok.scn')" \
 	$B gup $Q "$tmp/ok.scn"
 case_ "bench: --plot with a quote" "may not contain a quote" \

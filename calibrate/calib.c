@@ -71,7 +71,9 @@ int calib_predict(const struct calibration *c,
 	for (i = 0; i < PB_NR_STATS; i++) {
 		if (!count[i])
 			continue;
-		if (!c->cost[i].present) {
+		/* Never seen to move: its cost is unknown, not 0. */
+		if (!c->cost[i].present ||
+		    c->cost[i].state == NNLS_UNIDENTIFIABLE) {
 			if (!err)
 				*missing = i;
 			err = -ENOENT;

@@ -83,8 +83,9 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 /*
  * The time @c predicts for a statement whose counter deltas are @count,
  * in *@us.  0, or -ENOENT when a counter the statement moved has no cost
- * in @c (the first such is *@missing; *@us is then what the others
- * cost, a lower bound).
+ * in @c, or one the calibration never saw move (unidentifiable): the
+ * first such is *@missing, and *@us is what the others cost, a lower
+ * bound.
  */
 int calib_predict(const struct calibration *c,
 		  const uint64_t count[PB_NR_STATS], double *us,

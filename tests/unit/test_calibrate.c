@@ -406,6 +406,16 @@ static void test_round_trip(struct t_tmpdir *dir)
 	tap_ok(ret == -ENOENT &&
 	       missing == PB_STAT_pmd_split && fabs(us - want) < 1e-9,
 	       "a counter with no cost: -ENOENT naming it, the rest a bound");
+	/* one the fit never saw move has a cost of 0 that means "unknown" */
+	count[PB_STAT_pmd_split] = 0;
+	back.cost[PB_STAT_contpte_convert] = (struct calib_cost){
+		.present = true, .state = NNLS_UNIDENTIFIABLE,
+	};
+	count[PB_STAT_contpte_convert] = 3;
+	ret = calib_predict(&back, count, &us, &missing);
+	tap_ok(ret == -ENOENT && missing == PB_STAT_contpte_convert &&
+	       fabs(us - want) < 1e-9,
+	       "an unidentifiable counter that moved: -ENOENT naming it too");
 	calib_free(&back);
 	calib_free(&c);
 	nnls_fit_free(&f);

@@ -224,7 +224,7 @@ explore: $(TOOL)
 # FUZZ_TIME seconds (fuzz/run.sh); a crash lands in build-fuzz/crashes/
 # and fails the target.  `make check` replays the committed corpus and
 # regressions with the normal build ($(BUILD)/tests/fuzz_replay_*).
-FUZZ_NAMES   := scenario ops events
+FUZZ_NAMES   := scenario ops events calib
 FUZZ_TIME    ?= 60
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build-fuzz

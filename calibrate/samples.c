@@ -358,6 +358,12 @@ int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,
 		snprintf(err, errlen, "no sample to fit");
 		return -EINVAL;
 	}
+	if (m < PB_NR_STATS) {
+		snprintf(err, errlen, "%zu samples to fit, fewer than the %d"
+			 " counters: one cost per counter needs at least as"
+			 " many timed statements", m, PB_NR_STATS);
+		return -EINVAL;
+	}
 	a = malloc(m * PB_NR_STATS * sizeof(*a));
 	t = malloc(m * sizeof(*t));
 	w = malloc(m * sizeof(*w));

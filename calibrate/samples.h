@@ -90,7 +90,8 @@ bool calib_selected(const struct calib_sample *s,
  * each by 1/us^2 (so that the fit minimises relative errors, which is
  * what a prediction is judged by).  Every counter is a column; one that
  * no selected sample moves is "unidentifiable" at cost 0.  0 (free
- * @c with calib_free()), -EINVAL (no sample selected; @err says so),
+ * @c with calib_free()), -EINVAL (fewer samples selected than there are
+ * counters; @err says so),
  * -ENOMEM or -EDOM (the solver failed).
  */
 int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,

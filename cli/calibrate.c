@@ -513,7 +513,9 @@ static int calibrate_main(int argc, char **argv)
 	ret = calib_fit(&ss, &sel, &c, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "ptebatch: calibrate: %s\n", err);
-		ret = ret == -ENOMEM ? out_of_memory() : SCN_RUN_FAILED;
+		/* -EINVAL: too few samples (the file's, or the selection's). */
+		ret = ret == -ENOMEM ? out_of_memory() :
+		      ret == -EINVAL ? EXIT_USAGE : SCN_RUN_FAILED;
 		goto out;
 	}
 	printf("# calibration of %s, %s, %d cores, kernel %s, %s\n",

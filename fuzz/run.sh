@@ -25,6 +25,7 @@ for name in $names; do
 	# An operation is 5 bytes after a byte of policies; 64 of them.
 	case $name in
 	ops) max_len=321 ;;
+	calib) max_len=16384 ;;	# a calibration file is ~10K
 	*) max_len=4096 ;;
 	esac
 	set -- -max_total_time="$FUZZ_TIME" -max_len="$max_len" -timeout=10 \

@@ -118,6 +118,10 @@ usage "calibrate: an unknown counter" "$tmp/counter.samples:2:" \
 	calibrate --from-samples "$tmp/counter.samples" -o "$tmp/x.json"
 usage "calibrate: not a samples file" "$tmp/magic.samples:1:" \
 	calibrate --from-samples "$tmp/magic.samples" -o "$tmp/x.json"
+printf '# ptebatch calibration samples 1\nscenario stmt family size us fault\nx.scn 3 fault 4k 12.5 1\nx.scn 4 fault 4k 25 2\n' \
+	>"$tmp/few.samples"
+usage "calibrate: fewer samples than counters" "fewer than the" \
+	calibrate --from-samples "$tmp/few.samples" -o "$tmp/x.json"
 usage "calibrate: --reps 0" "--reps" calibrate --reps 0
 usage "calibrate: --from-samples with --quick" "--from-samples" \
 	calibrate --from-samples "$tmp/neg.samples" --quick

@@ -230,3 +230,18 @@ int variant_flags_build(const struct variant_flags *vf, struct pb_variant *v,
 	}
 	return 0;
 }
+
+int reps_flag(const char *arg, int *reps)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || errno || *end || n < 1 ||
+	    n > BENCH_MAX_REPS)
+		return usage_error("--reps: expected a number from 1 to %d,"
+				   " got '%s'", BENCH_MAX_REPS, arg);
+	*reps = (int)n;
+	return 0;
+}

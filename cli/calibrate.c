@@ -117,17 +117,7 @@ static int set_validate(void *o, const char *v)
 
 static int set_reps(void *o, const char *v)
 {
-	unsigned long n;
-	char *end;
-
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 ||
-	    n > BENCH_MAX_REPS)
-		return usage_error("--reps: expected a number from 1 to %d,"
-				   " got '%s'", BENCH_MAX_REPS, v);
-	((struct calibrate_options *)o)->reps = (int)n;
-	return 0;
+	return reps_flag(v, &((struct calibrate_options *)o)->reps);
 }
 
 /* A comma-separated list into @list (at most 15 words, kept in @arg). */

@@ -89,6 +89,12 @@ struct variant_flags {
  */
 int memory_flag(const char *arg, unsigned long min, unsigned long *bytes);
 
+/*
+ * --reps ARG: digits only (strtoul() would take " 5", "+5" and "-5"
+ * too), 1 to BENCH_MAX_REPS, into *@reps.  0 or a usage error.
+ */
+int reps_flag(const char *arg, int *reps);
+
 /* Room for @argc --set flags, and @preset.  0 or out_of_memory(). */
 int variant_flags_init(struct variant_flags *vf, int argc, const char *preset);
 void variant_flags_free(struct variant_flags *vf);

@@ -154,18 +154,7 @@ static int set_time(void *o, const char *value)
 
 static int set_reps(void *o, const char *v)
 {
-	unsigned long n;
-	char *end;
-
-	/* Digits only: strtoul() would take " 5", "+5" and "-5" too. */
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 ||
-	    n > BENCH_MAX_REPS)
-		return usage_error("--reps: expected a number from 1 to %d,"
-				   " got '%s'", BENCH_MAX_REPS, v);
-	((struct run_options *)o)->reps = (int)n;
-	return 0;
+	return reps_flag(v, &((struct run_options *)o)->reps);
 }
 
 static int set_memory(void *o, const char *arg)

@@ -367,14 +367,14 @@ static void print_errors(const struct calib_samples *ss,
 
 /*
  * Fit on what @fit selects, and print the median error on what @pred
- * selects, overall and per size or family (@by_size).
+ * selects, overall and per folio size.
  */
 static int held_out(const struct calib_samples *ss, const char *what,
 		    const struct calib_select *fit,
-		    const struct calib_select *pred, bool by_size)
+		    const struct calib_select *pred)
 {
 	struct calibration c;
-	const char *v[64];
+	const char *sizes[64], *sep = "";
 	char err[256];
 	size_t i, n, nr;
 	double e;
@@ -388,27 +388,19 @@ static int held_out(const struct calib_samples *ss, const char *what,
 	e = calib_median_error(ss, pred, &c, &nr);
 	printf("%-34s %5zu samples  median |error| %5.1f%%  (", what, nr,
 	       100 * e);
-	n = distinct(ss, !by_size, v, 64);
+	n = distinct(ss, false, sizes, 64);
 	for (i = 0; i < n; i++) {
-		const char *one[] = { v[i], NULL };
+		const char *one[] = { sizes[i], NULL };
 		struct calib_select sel = *pred;
-		double ei;
 
-		if (by_size)
-			sel.sizes = sel.sizes ? sel.sizes : one;
-		else
-			sel.families = sel.families ? sel.families : one;
-		if (by_size && !in_list(sel.sizes, v[i]))
+		if (pred->sizes && !in_list(pred->sizes, sizes[i]))
 			continue;
-		if (!by_size && !in_list(sel.families, v[i]))
+		sel.sizes = one;
+		e = calib_median_error(ss, &sel, &c, &nr);
+		if (!nr)
 			continue;
-		if (by_size)
-			sel.sizes = one;
-		else
-			sel.families = one;
-		ei = calib_median_error(ss, &sel, &c, &nr);
-		if (nr)
-			printf("%s%s %.1f%%", i ? ", " : "", v[i], 100 * ei);
+		printf("%s%s %.1f%%", sep, sizes[i], 100 * e);
+		sep = ", ";
 	}
 	printf(")\n");
 	calib_free(&c);
@@ -431,7 +423,7 @@ static int validate(const struct calib_samples *ss)
 		struct calib_select pred = { .families = one };
 
 		snprintf(what, sizeof(what), "  %s", *f);
-		ret = held_out(ss, what, &fit, &pred, true);
+		ret = held_out(ss, what, &fit, &pred);
 	}
 	if (!ret) {
 		struct calib_select fit = { .sizes = fit_sizes };
@@ -439,7 +431,7 @@ static int validate(const struct calib_samples *ss)
 
 		printf("\nheld out by folio size:\n");
 		ret = held_out(ss, "  fit 4k + 2m-pte, predict 64k + 1m",
-			       &fit, &pred, true);
+			       &fit, &pred);
 	}
 	return ret;
 }

@@ -95,19 +95,30 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 
+# The THP settings, read under the THP settings lock (backend/thp_sysfs.c)
+# so that another run on this machine (a second make check, a CI clone)
+# is never caught with its settings half applied.
+thp_lock=/run/lock/ptebatch-thp.lock
+[ -w /run/lock ] || thp_lock=/tmp/ptebatch-thp.lock
 thp_state() {
-	for f in /sys/kernel/mm/transparent_hugepage/enabled \
-		 /sys/kernel/mm/transparent_hugepage/hugepages-*/enabled; do
-		[ -r "$f" ] && echo "$f $(cat "$f")"
-	done
+	flock "$thp_lock" sh -c '
+		for f in /sys/kernel/mm/transparent_hugepage/enabled \
+			 /sys/kernel/mm/transparent_hugepage/hugepages-*/enabled; do
+			[ -r "$f" ] && echo "$f $(cat "$f")"
+		done'
 }
+# The tracefs instance of the recorder PID, if it is still there (only its
+# own: another recorder may be running on the machine).
 instances() {
-	ls /sys/kernel/tracing/instances 2>/dev/null | grep '^ptebatch-record-' || true
+	ls /sys/kernel/tracing/instances 2>/dev/null |
+		grep -x "ptebatch-record-$1" || true
 }
 
 # 4. known.c: the lines of its own mapping are exactly what it does.
 thp_state >"$tmp/thp.before"
-if "$TOOL" record -o "$tmp/known.scn" -- "$KNOWN" 2>"$tmp/err"; then
+"$TOOL" record -o "$tmp/known.scn" -- "$KNOWN" 2>"$tmp/err" &
+known_pid=$!
+if wait "$known_pid"; then
 	ok "record known.c exits 0"
 else
 	diag "$tmp/err"
@@ -151,11 +162,12 @@ else
 	not_ok "known.c recorded as it behaves: 64 writes, fork, 16 child writes, exit, 32 rewrites, munmap"
 fi
 thp_state >"$tmp/thp.after"
-if diff "$tmp/thp.before" "$tmp/thp.after" >"$tmp/diff" && [ -z "$(instances)" ]; then
+if diff "$tmp/thp.before" "$tmp/thp.after" >"$tmp/diff" &&
+   [ -z "$(instances "$known_pid")" ]; then
 	ok "THP settings and tracefs instances as before the recording"
 else
 	diag "$tmp/diff"
-	instances | sed 's/^/# left: /'
+	instances "$known_pid" | sed 's/^/# left: /'
 	not_ok "THP settings and tracefs instances as before the recording"
 fi
 
@@ -178,8 +190,10 @@ pid=$!
 # a background job of a script starts with SIGINT ignored, until the
 # recorder installs its handler.
 i=0
-while ! pgrep -x -f "sleep 30" >/dev/null && [ "$i" -lt 200 ]; do
+sleep_pid=
+while [ -z "$sleep_pid" ] && [ "$i" -lt 200 ]; do
 	sleep 0.1
+	sleep_pid=$(pgrep -P "$pid" -x -f "sleep 30")
 	i=$((i + 1))
 done
 kill -INT "$pid"
@@ -192,7 +206,8 @@ wait "$pid"
 status=$?
 thp_state >"$tmp/thp.after"
 if [ "$status" -eq 130 ] && diff -q "$tmp/thp.before" "$tmp/thp.after" >/dev/null &&
-   [ -z "$(instances)" ] && ! pgrep -f "^sleep 30$" >/dev/null; then
+   [ -z "$(instances "$pid")" ] && [ -n "$sleep_pid" ] &&
+   ! kill -0 "$sleep_pid" 2>/dev/null; then
 	ok "SIGINT: exit 130 within 10 s, sleep gone, THP and tracefs restored"
 else
 	echo "# status $status"

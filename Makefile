@@ -195,10 +195,12 @@ bench: $(TOOL)
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)
 # runs every sequence of up to K operations under baseline and seeds.
 # `make check` runs it at depth 4, and 3 with the THP region
-# (tests/explore-smoke.sh, about 20 s); `make explore` goes one deeper:
-# depth 5 is 472389 sequences, 164944 states, 2.3 min of CPU, and --thp
-# depth 4 is 61351 sequences, 23649 states, 40 s (measured 2026-11-30 on
-# the 2-core machine; wall time more when it is shared).
+# (tests/explore-smoke.sh, about a minute with its four-shard checks);
+# `make explore` goes one deeper:
+# depth 5 is 820646 sequences, 264112 states, 5.8 min of CPU (measured
+# 2026-12-02), and --thp depth 4 is 61351 sequences, 23649 states, 40 s
+# (2026-11-30; both on the 2-core machine, wall time more when it is
+# shared).  Deeper: --shard I/N over cores or hosts (README).
 EXPLORE_SRCS      := $(sort $(wildcard explore/*.c))
 EXPLORE_DEPTH     ?= 5
 EXPLORE_THP_DEPTH ?= 4

@@ -62,7 +62,7 @@ static void explore_usage(FILE *f)
 	      " N] [--check-all]\n"
 	      "                        [--verify-pruning] [--quiet|--progress]"
 	      " [--list]\n"
-	      "                        [--arch ARCH]\n"
+	      "                        [--shard I/N] [--arch ARCH]\n"
 	      "\n"
 	      "explore   run every sequence of up to K operations (write, read,"
 	      " fork, exit,\n"
@@ -107,15 +107,26 @@ static void explore_usage(FILE *f)
 	      " sequence and after\n"
 	      "                    the one it was pruned for: they must agree\n"
 	      "  --quiet           only the summary line (and a finding)\n"
-	      "  --progress        a live count on stderr even when it is not"
-	      " a terminal\n"
+	      "  --progress        a live count (and sequences per second) on"
+	      " stderr even\n"
+	      "                    when it is not a terminal\n"
+	      "  --shard I/N       run shard I of N (N at most ", f);
+	fprintf(f, "%d", EXPLORE_MAX_SHARDS);
+	fputs("): every depth but the last\n"
+	      "                    whole, of the last depth every Nth sequence"
+	      " from the Ith;\n"
+	      "                    N shards together find what one run finds"
+	      " (README)\n"
 	      "  --arch ARCH       the model built for another architecture"
 	      " (see 'run')\n"
 	      "  --list            print the prelude and the operations, and"
 	      " exit\n"
 	      "exit status: 0 every sequence agreed, 1 a difference, a"
 	      " violation or a failed\n"
-	      "             run (printed), 2 bad usage\n", f);
+	      "             run (printed), 2 bad usage; with --shard, of"
+	      " this shard's part:\n"
+	      "             the shards' statuses together are the whole"
+	      " run's\n", f);
 }
 
 
@@ -216,6 +227,30 @@ static int set_max_seconds(void *f, const char *v)
 	return ret;
 }
 
+/* --shard I/N: shard I (from 1) of N. */
+static int set_shard(void *f, const char *v)
+{
+	struct explore_options *o = &((struct explore_flags *)f)->o;
+	const char *slash = strchr(v, '/');
+	char *end;
+	long i, n;
+
+	errno = 0;
+	i = strtol(v, &end, 10);
+	if (errno || end == v || *end != '/')
+		goto bad;
+	n = strtol(end + 1, &end, 10);
+	if (errno || end == slash + 1 || *end || n < 1 ||
+	    n > EXPLORE_MAX_SHARDS || i < 1 || i > n)
+		goto bad;
+	o->shard = (unsigned int)i;
+	o->nr_shards = (unsigned int)n;
+	return 0;
+bad:
+	return usage_error("--shard: expected I/N, N from 1 to %d and I from 1"
+			   " to N, got '%s'", EXPLORE_MAX_SHARDS, v);
+}
+
 static int set_quiet(void *f, const char *v)
 {
 	((struct explore_flags *)f)->quiet = true;
@@ -272,6 +307,7 @@ static const struct cli_option explore_options[] = {
 	{ "--thp", false, set_thp },
 	{ "--check-all", false, set_check_all },
 	{ "--verify-pruning", false, set_verify_pruning },
+	{ "--shard", true, set_shard },
 	{ NULL, false, NULL },
 };
 
@@ -310,11 +346,18 @@ static unsigned int pick_rules(const struct explore_flags *fl)
 static void print_summary(const struct explore_options *o,
 			  const struct explore_result *r, int ret)
 {
-	printf("explore: %s against %s, rules %s, depth %d: %lu sequences,"
-	       " %lu distinct states, %lu pruned, %.1f s", o->base.name,
+	printf("explore: %s against %s, rules %s, depth %d", o->base.name,
 	       o->other.name, o->rules & CMP_SAME_FRAMES ? "same-frames" :
-	       "equivalent", o->depth, r->sequences, r->states, r->pruned,
-	       r->seconds);
+	       "equivalent", o->depth);
+	/* What the shards' lines add up to: each its part of the last depth. */
+	if (o->nr_shards > 1)
+		printf(", shard %u/%u: %lu sequences (%lu of %lu at depth %d)",
+		       o->shard, o->nr_shards, r->sequences, r->last_run,
+		       r->last_total, o->depth);
+	else
+		printf(": %lu sequences", r->sequences);
+	printf(", %lu distinct states, %lu pruned, %.1f s", r->states,
+	       r->pruned, r->seconds);
 	if (o->verify_pruning)
 		printf(", %lu pruned continuations verified", r->verified);
 	if (ret == EXPLORE_FOUND)

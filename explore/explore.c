@@ -22,6 +22,9 @@
  * before is not extended - everything after it behaves as after the
  * earlier one, which has at least as many operations left.  Runs are
  * still compared even when pruned.
+ *
+ * --shard I/N cuts the search in N for N hosts or jobs: each runs every
+ * depth but the last whole, and 1/N of the last (leaf_in_shard()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -582,6 +585,12 @@ struct explorer {
 	struct alphabet ab;
 	struct key_set seen;
 	struct timespec start;
+	/*
+	 * The place in the whole search's order of the sequence run last:
+	 * sequences counts only what this shard ran, this counts those the
+	 * other shards run too, so a finding has one number in every shard.
+	 */
+	unsigned long ordinal;
 };
 
 static const struct explore_side *side_of(const struct explorer *x, int i)
@@ -646,7 +655,7 @@ static void report(struct explorer *x, const struct seq *q)
 	int i;
 
 	fprintf(f, "--- scenario (sequence %lu, %d operations); reproduce"
-		" with\n---   ptebatch run ", x->r->sequences, q->len);
+		" with\n---   ptebatch run ", x->ordinal, q->len);
 	print_run_flags(f, x->o->base.name);
 	fputs(" FILE.scn\n---   ptebatch run ", f);
 	print_run_flags(f, x->o->other.name);
@@ -815,6 +824,7 @@ static int run_sequence(struct explorer *x, const struct seq *q,
 	int ret;
 
 	x->r->sequences++;
+	x->ordinal++;
 	ret = run_both(x, q);
 	if (ret)
 		return ret;
@@ -920,21 +930,57 @@ static int verify_pruned(struct explorer *x, const struct seq *pruned,
 
 /* ---- the search ------------------------------------------------------- */
 
+static bool sharded(const struct explore_options *o)
+{
+	return o->nr_shards > 1;
+}
+
+/*
+ * Is the @leaf'th sequence of the last depth (counted from 0 in the order
+ * of the search) this shard's to run?
+ *
+ * Why N shards together find exactly what one whole run finds: every
+ * shard runs the depths before the last in full, so it meets the same
+ * states in the same order, prunes the same sequences and builds the
+ * same last frontier as the whole run - no pruning decision depends on
+ * what another shard ran.  The last depth extends that frontier by every
+ * valid operation, as the whole run does, and runs and compares every
+ * such sequence, pruned or not (nothing follows it), so pruning there
+ * changes only the counts, never which sequences run.  Its sequences,
+ * numbered in order, are dealt out modulo N: each is run by exactly one
+ * shard, under the same two variants, from the same prelude, and the
+ * model is deterministic, so each finds in it what the whole run would.
+ * A finding before the last depth is found by every shard.  The whole
+ * run stops at its first finding; the shard that holds that sequence
+ * ran before it only sequences the whole run ran and found clean, so it
+ * reports the same sequence under the same number (x->ordinal), and
+ * every other shard's finding has a larger number.  The
+ * price is the depths before the last, run N times: small, as the last
+ * depth is about ten times the rest.
+ */
+static bool leaf_in_shard(const struct explore_options *o, unsigned long leaf)
+{
+	return !sharded(o) || leaf % o->nr_shards == o->shard - 1;
+}
+
 static void show_progress(struct explorer *x, int depth, size_t done,
 			  size_t total)
 {
 	if (!x->progress)
 		return;
+	double s = elapsed(x);
+
 	fprintf(x->progress, "\rdepth %d: %zu/%zu prefixes, %lu sequences,"
-		" %lu states, %.0f s ", depth, done, total, x->r->sequences,
-		x->r->states, elapsed(x));
+		" %lu states, %.0f s, %.0f sequences/s ", depth, done, total,
+		x->r->sequences, x->r->states, s,
+		s > 0 ? (double)x->r->sequences / s : 0.0);
 	fflush(x->progress);
 }
 
 static void clear_progress(struct explorer *x)
 {
 	if (x->progress) {
-		fprintf(x->progress, "\r%72s\r", "");
+		fprintf(x->progress, "\r%96s\r", "");
 		fflush(x->progress);
 	}
 }
@@ -967,6 +1013,13 @@ static int explore_level(struct explorer *x, int depth, const struct seq *fronti
 
 			if (!op_valid(&x->ab, &frontier[i].ss, op))
 				continue;
+			if (depth == x->o->depth &&
+			    !leaf_in_shard(x->o, x->r->last_total++)) {
+				x->ordinal++;	/* another shard's */
+				continue;
+			}
+			if (depth == x->o->depth)
+				x->r->last_run++;
 			ret = seq_extend(&x->ab, &frontier[i], op, &q);
 			if (!ret)
 				ret = run_sequence(x, &q, &rep);
@@ -1005,12 +1058,17 @@ static int explore_level(struct explorer *x, int depth, const struct seq *fronti
 		}
 	}
 	clear_progress(x);
-	if (x->o->levels)
-		fprintf(x->out, "depth %d: %lu sequences, %lu new states,"
-			" %lu pruned, %.1f s%s\n", depth,
-			x->r->sequences - seq0, x->r->states - states0,
-			x->r->pruned - pruned0, elapsed(x),
+	if (x->o->levels) {
+		fprintf(x->out, "depth %d: %lu sequences", depth,
+			x->r->sequences - seq0);
+		if (sharded(x->o) && depth == x->o->depth)
+			fprintf(x->out, " (of %lu, shard %u/%u)",
+				x->r->last_total, x->o->shard, x->o->nr_shards);
+		fprintf(x->out, ", %lu new states, %lu pruned, %.1f s%s\n",
+			x->r->states - states0, x->r->pruned - pruned0,
+			elapsed(x),
 			x->r->stopped ? " (stopped: --max-seconds)" : "");
+	}
 	/* A long run shows each depth as it ends, also into a file. */
 	fflush(x->out);
 	return 0;
@@ -1030,7 +1088,9 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	int depth, i, ret = -ENOMEM;
 
 	memset(r, 0, sizeof(*r));
-	if (o->depth < 1 || o->depth > EXPLORE_MAX_DEPTH)
+	if (o->depth < 1 || o->depth > EXPLORE_MAX_DEPTH ||
+	    o->nr_shards > EXPLORE_MAX_SHARDS ||
+	    (sharded(o) && (o->shard < 1 || o->shard > o->nr_shards)))
 		return -EINVAL;
 	/* The layout scales with the page size; region C is one 2M THP. */
 	if (o->thp && pb_pmd_size() != (2UL << 20)) {

@@ -52,13 +52,26 @@ struct explore_options {
 	bool verify_pruning;
 	bool levels;			/* a line per depth on @out */
 	bool progress;			/* a live count on @progress */
+	/*
+	 * --shard SHARD/NR_SHARDS: run every depth but the last whole, and of
+	 * the last depth only the sequences whose index there (in the search
+	 * order) is SHARD - 1 modulo NR_SHARDS; explore.c, leaf_in_shard(),
+	 * says why the shards together find what one whole run finds.
+	 * nr_shards 0 or 1: the whole search.
+	 */
+	unsigned int shard, nr_shards;
 };
+
+/* The most shards a search is cut into. */
+#define EXPLORE_MAX_SHARDS 4096
 
 struct explore_result {
 	unsigned long sequences;	/* run under both variants */
 	unsigned long states;		/* distinct state pairs met */
 	unsigned long pruned;		/* runs that met a known state */
 	unsigned long verified;		/* --verify-pruning: pairs compared */
+	unsigned long last_total;	/* sequences of the last depth, all */
+	unsigned long last_run;		/* of those, run by this shard */
 	int depth_done;			/* every sequence this long is covered */
 	double seconds;
 	bool stopped;			/* max_seconds ran out first */
@@ -72,7 +85,8 @@ struct explore_result {
  * Explore every sequence of up to @o->depth operations.  The first
  * difference between the two records, or the first invariant violation,
  * is printed on @out (the scenario, both records, the diagnosis) and ends
- * the search.  Progress goes to @progress (may be NULL).
+ * the search.  Its sequence number is its place in the whole search's
+ * order, sharded or not.  Progress goes to @progress (may be NULL).
  */
 int explore(const struct explore_options *o, struct explore_result *r,
 	    FILE *out, FILE *progress);

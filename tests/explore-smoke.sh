@@ -14,7 +14,12 @@
 #     which same-frames forbids), exit 1, and print a scenario that
 #     `ptebatch run` reproduces record for record, for both variants;
 #  5. the pruning checks itself (--verify-pruning) to depth 3;
-#  6. bad flags exit 2 with a message that names the flag.
+#  6. --shard I/N: four shards at depth 3 together run the last depth's
+#     sequences exactly once and the earlier depths each in full, and at
+#     depth 4 under same-frames together find what one whole run finds:
+#     the lowest-numbered finding of any shard is the whole run's, same
+#     number, same scenario;
+#  7. bad flags exit 2 with a message that names the flag.
 #
 # Usage: BUILD=build sh tests/explore-smoke.sh   (from the top of the tree)
 
@@ -47,7 +52,7 @@ seqs=$(count "$tmp/main.out" sequences)
 states=$(count "$tmp/main.out" 'distinct states')
 pruned=$(count "$tmp/main.out" pruned)
 levels=$(grep -c '^depth [0-9]*: ' "$tmp/main.out")
-# Depth 4 covers some 53000 sequences and 20000 states (2026-12-01, with free and pageout);
+# Depth 4 covers some 65000 sequences and 24000 states (2026-12-02, with free and pageout);
 # the bounds leave room for the model to change, not for a search that
 # stopped early or pruned everything.
 [ -n "$seqs" ] && [ -n "$states" ] && [ -n "$pruned" ] &&
@@ -110,7 +115,66 @@ status=$?
 tap_result $? "--verify-pruning --depth 3: equal keys continue alike (exit $status)"
 [ $status -eq 0 ] || diag "$tmp/vp.out"
 
-# 6. Usage errors name the flag.
+# 6. Sharding.  Per shard: its sequences, and of the last depth its own
+# and all.
+shard_counts() {
+	sed -n 's/^explore: .*, shard [0-9]*\/[0-9]*: \([0-9]*\) sequences (\([0-9]*\) of \([0-9]*\) at depth [0-9]*).*/\1 \2 \3/p' "$1"
+}
+"$tool" explore --depth 3 >"$tmp/whole3.out" 2>&1
+whole=$(count "$tmp/whole3.out" sequences)
+whole_last=$(sed -n 's/^depth 3: \([0-9]*\) sequences.*/\1/p' "$tmp/whole3.out")
+sum=0
+ok=0
+for i in 1 2 3 4; do
+	"$tool" explore --depth 3 --shard $i/4 --quiet >"$tmp/shard$i.out" 2>&1
+	status=$?
+	set -- $(shard_counts "$tmp/shard$i.out")
+	if [ $status -ne 0 ] || [ $# -ne 3 ] ||
+	   ! grep -q ", shard $i/4: .*: all agree$" "$tmp/shard$i.out" ||
+	   [ "$3" != "$whole_last" ] ||
+	   [ $(($1 - $2)) -ne $((${whole:-0} - ${whole_last:-0})) ]; then
+		ok=1
+		echo "# shard $i/4 (exit $status):"
+		diag "$tmp/shard$i.out"
+	else
+		sum=$((sum + $2))
+	fi
+done
+[ -n "$whole_last" ] && [ "$whole_last" -gt 0 ] && [ $ok -eq 0 ] &&
+	[ "$sum" -eq "$whole_last" ]
+tap_result $? "--shard 1/4..4/4 --depth 3: the shards' depth-3 sequences add up to the whole run's ($sum of ${whole_last:-?}), earlier depths run in full"
+
+# The whole run's finding (4. above) is the first any shard finds.
+seqno() {
+	sed -n 's/^--- scenario (sequence \([0-9]*\), .*/\1/p' "$1"
+}
+want=$(seqno "$tmp/sf.out")
+best=
+ok=0
+for i in 1 2 3 4; do
+	"$tool" explore --depth 4 --rules same-frames --shard $i/4 --quiet \
+		>"$tmp/sfshard$i.out" 2>&1
+	status=$?
+	got=$(seqno "$tmp/sfshard$i.out")
+	echo "# shard $i/4: exit $status, finding ${got:-none}"
+	if [ $status -eq 1 ] && [ -n "$got" ]; then
+		# No shard may find something before what the whole run found.
+		[ "$got" -ge "${want:-0}" ] || ok=1
+		if [ -z "$best" ] || [ "$got" -lt "$best" ]; then
+			best=$got
+			awk '/^--- scenario/ { on = 1; next } /^--- record/ { on = 0 }
+				on && !/^---/' "$tmp/sfshard$i.out" >"$tmp/best.scn"
+		fi
+	elif [ $status -ne 0 ]; then
+		ok=1
+		diag "$tmp/sfshard$i.out"
+	fi
+done
+[ -n "$want" ] && [ $ok -eq 0 ] && [ "$best" = "$want" ] &&
+	cmp -s "$tmp/best.scn" "$tmp/found.scn"
+tap_result $? "--shard I/4 --depth 4 --rules same-frames: the first finding of the shards is the whole run's (sequence ${best:-none} and ${want:-none}, the same scenario)"
+
+# 7. Usage errors name the flag.
 bad_flag() {
 	want=$1
 	shift
@@ -130,6 +194,9 @@ bad_flag '--set wp_reuse_max=3' --variant seeds --set wp_reuse_max=3
 bad_flag '--rules' --rules loose
 bad_flag '--memory' --memory 1M
 bad_flag "'--bogus'" --bogus
+for v in 0/4 5/4 1/0 x 1/4097 1/ 2/4x; do
+	bad_flag '--shard' --shard "$v"
+done
 
 echo "1..$n"
 exit $fail

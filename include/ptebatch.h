@@ -289,6 +289,25 @@ enum pb_stat {
 };
 const char *pb_stat_name(enum pb_stat stat);
 void pb_stats_read(uint64_t out[PB_NR_STATS]);
+
+/*
+ * The events the kernel itself counts and the model does too, under the
+ * kernel's names (issue 16): /proc/vmstat's pgfault (handle_mm_fault()
+ * entries), thp_fault_alloc, thp_fault_fallback, thp_split_pmd,
+ * nr_foll_pin_acquired/released (the machine's, every thread's part
+ * folded in), and per folio order the mTHP stats anon_fault_alloc,
+ * anon_fault_fallback and split.  The events are the calling thread's
+ * since it started, as pb_stats_read()'s; take differences.
+ */
+enum { PB_MTHP_ANON_FAULT_ALLOC, PB_MTHP_ANON_FAULT_FALLBACK, PB_MTHP_SPLIT,
+       PB_NR_MTHP_STATS };
+#define PB_MTHP_ORDERS	16
+struct pb_vm_events {
+	uint64_t pgfault, thp_fault_alloc, thp_fault_fallback, thp_split_pmd;
+	uint64_t foll_pin_acquired, foll_pin_released;
+	uint64_t mthp[PB_MTHP_ORDERS][PB_NR_MTHP_STATS];
+};
+void pb_vm_events_read(struct pb_vm_events *ev);
 /*
  * Count memmap_line (off by default: a few nanoseconds per struct page
  * access, which the benchmarks would time).  Process-wide; each thread

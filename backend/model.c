@@ -476,14 +476,25 @@ static int model_do(struct model *m, struct model_proc *p,
 		pb_exit(p->pb);
 		p->pb = NULL;
 		return 0;
-	case ST_REGISTER:
+	case ST_REGISTER: {
+		int ret;
+
 		/*
 		 * io_uring unpins registered buffers without dirtying them
 		 * (unpin_user_folio()): a lazy-free folio it held can still
 		 * be discarded afterwards, as on this machine's kernel.
 		 */
-		return take_handle(m, p, st, PB_FOLL_PIN | PB_FOLL_WRITE |
-				   PB_FOLL_LONGTERM, false);
+		ret = take_handle(m, p, st, PB_FOLL_PIN | PB_FOLL_WRITE |
+				  PB_FOLL_LONGTERM, false);
+		/*
+		 * io_sqe_buffer_register() then keeps one pin per large
+		 * folio (the kernel's one iovec per 16M: folios no larger
+		 * than that, aligned, coalesce alike).
+		 */
+		if (!ret)
+			pb_pages_io_coalesce(m->handles[st->handle].pages);
+		return ret;
+	}
 	case ST_UNREGISTER:
 		release_handle(&m->handles[st->handle]);
 		return 0;

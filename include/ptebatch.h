@@ -252,6 +252,14 @@ int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
 void pb_pages_put(struct pb_pages *pages, bool make_dirty);
 void pb_pages_free(struct pb_pages *pages);
 unsigned long pb_pages_count(const struct pb_pages *pages);
+/*
+ * io_uring's buffer registration keeps one pin per large folio (6.10+,
+ * io_coalesce_buffer()): when @pages are whole folios of one size, but
+ * for a partial first and last one, drop every pin but the first of each
+ * folio; @pages then holds that one page per folio.  Returns how many
+ * pins were dropped.
+ */
+unsigned long pb_pages_io_coalesce(struct pb_pages *pages);
 /* The frame (PFN) of held page @index, 0 past the end: what a DMA got. */
 unsigned long pb_pages_pfn(const struct pb_pages *pages, unsigned long index);
 /* Copy bytes out of / fill the held pages (the "device" side of DMA). */

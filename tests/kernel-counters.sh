@@ -50,11 +50,15 @@ P0 register H A 0 16K
 P0 unregister H
 SCN
 
+# The counters are the machine's: with a size "always", every other
+# process's faults on this machine would get such folios too and count;
+# "madvise" and MADV_HUGEPAGE regions keep them to the scenario's own.
+#
 # One 64K folio per 64K, and two of them split by MADV_FREE/PAGEOUT of
 # half of each.
 cat >"$tmp/mthp.scn" <<'SCN'
-mthp 64K always
-P0 mmap A 256K rw
+mthp 64K madvise
+P0 mmap A 256K rw hugepage
 P0 write A 0 256K value 0x11
 P0 madvise A 0 32K free
 P0 madvise A 64K 32K pageout
@@ -63,8 +67,8 @@ SCN
 
 # A PMD THP fault, its PMD split by a partial munmap.
 cat >"$tmp/pmd.scn" <<'SCN'
-mthp 2M always
-P0 mmap A 4M rw
+mthp 2M madvise
+P0 mmap A 4M rw hugepage
 P0 write A 2M 2M value 0x22
 P0 munmap A 2M 64K
 observe
@@ -72,8 +76,8 @@ SCN
 
 # A PMD THP whose folio is split: MADV_PAGEOUT of part of it.
 cat >"$tmp/pmd-split.scn" <<'SCN'
-mthp 2M always
-P0 mmap A 4M rw
+mthp 2M madvise
+P0 mmap A 4M rw hugepage
 P0 write A 0 2M value 0x33
 P0 madvise A 0 64K pageout
 observe

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <linux/kernel-page-flags.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 
 #include "backend/backend.h"
 #include "backend/kernel_proc.h"
+#include "backend/kstats.h"
 #include "backend/thp_sysfs.h"
 
 /* Region placement: the model backend's, so both records name the same
@@ -80,6 +82,10 @@ struct kernel {
 	unsigned long pmd_size;
 	unsigned long cursor;	/* next free address for a region */
 	int kpf_fd;		/* /proc/kpageflags */
+	struct kstats_reader *kst;	/* want_kstats: open while running */
+	bool kst_failed;		/* a read failed: no more kstats */
+	bool dio_filled;		/* kernel_settle() wrote the dio file */
+	int thp_disable_saved;		/* the coordinator's PR_GET_THP_DISABLE */
 	struct sigaction old_sigpipe;
 	bool sigpipe_saved;
 	int fds[SCN_MAX_PROCS][4];
@@ -471,6 +477,8 @@ static int start_root(struct kernel *k, int id)
 		return -errno;
 	if (pid == 0) {
 		close(k->kpf_fd);
+		if (k->kst)
+			kstats_close(k->kst);
 		kproc_serve(&k->env, id);
 	}
 	k->procs[id].pid = pid;
@@ -779,6 +787,8 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 		if (k->env.scratch_fd < 0)
 			return EINVAL;
 		c.op = st->kind == ST_DIO_WRITE ? KOP_DIO_WRITE : KOP_DIO_READ;
+		if (k->dio_filled)
+			c.flags = KDIO_FILLED;
 		return do_simple(k, proc, &c, res);
 	case ST_VMSPLICE:
 		c.op = KOP_VMSPLICE;
@@ -822,10 +832,39 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	return -EINVAL;
 }
 
+/*
+ * Have @proc do the pre-faulting every command does before its measured
+ * part (its own memory populated on its first command, its stack, its
+ * buffers written again after a fork made them copy-on-write): those
+ * faults are not the statement's, and would be in its kernel counters.
+ */
+static int kernel_settle(struct kernel *k, const struct stmt *st)
+{
+	struct kreply r;
+	struct kcmd c;
+	int ret;
+
+	init_cmd(k, &c, KOP_SETTLE);
+	/*
+	 * A dio-read's file is written through the O_DIRECT descriptor
+	 * (pinning the writer's buffer): now, not in the window.
+	 */
+	if (st->kind == ST_DIO_READ && k->env.scratch_fd >= 0) {
+		c.op = KOP_DIO_FILL;
+		c.len = st->len;
+		c.value = st->value;
+	}
+	ret = call(k, st->proc, &c, NULL, 0, &r, NULL, NULL);
+	if (!ret && c.op == KOP_DIO_FILL && !r.err)
+		k->dio_filled = true;
+	return ret;
+}
+
 static void kernel_exec(struct backend *b, const struct stmt *st,
 			struct stmt_result *res)
 {
 	struct kernel *k = to_kernel(b);
+	struct kstats before, after;
 	int ret;
 
 	res->has_stats = 0;
@@ -834,8 +873,23 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 		res->err = ESRCH;
 		return;
 	}
+	/*
+	 * The counters are the whole machine's: read them right before the
+	 * statement's first command and right after its last reply (a fork's
+	 * child's hello, an exit's reap), so the window holds the
+	 * statement's work and as little else as can be.  The acting
+	 * process pre-faults first (kernel_settle()), outside the window.
+	 */
+	if (k->kst && !k->kst_failed &&
+	    (kernel_settle(k, st) || kstats_read(k->kst, &before)))
+		k->kst_failed = true;
 	k->stmt_ns = 0;
 	ret = kernel_do(k, st->proc, st, res);
+	k->dio_filled = false;
+	if (k->kst && !k->kst_failed && !kstats_read(k->kst, &after)) {
+		kstats_sub(&res->kstats, &after, &before);
+		res->has_kstats = 1;
+	}
 	res->err = ret < 0 ? -ret : ret;
 	res->time_ns = k->stmt_ns;
 	res->has_time = 1;
@@ -1154,6 +1208,7 @@ static void kernel_reset(struct kernel *k)
 	}
 	k->cursor = KERNEL_FIRST_ADDR;
 	k->kpf_fd = -1;
+	k->kst_failed = false;
 	k->env.scratch_fd = -1;
 	k->last.nr = 0;
 	k->fatal[0] = '\0';
@@ -1175,6 +1230,14 @@ static void kernel_teardown(struct kernel *k)
 			close_fd(&k->fds[i][j]);
 	}
 	close_fd(&k->kpf_fd);
+	if (k->kst) {
+		kstats_close(k->kst);
+		free(k->kst);
+		k->kst = NULL;
+		if (k->thp_disable_saved >= 0)
+			prctl(PR_SET_THP_DISABLE, k->thp_disable_saved, 0, 0,
+			      0);
+	}
 	close_fd(&k->env.scratch_fd);
 	if (k->sigpipe_saved)
 		sigaction(SIGPIPE, &k->old_sigpipe, NULL);
@@ -1382,6 +1445,34 @@ static int kernel_spawn_p0(struct kernel *k)
 	return start_root(k, 0);
 }
 
+/* The kernel accounting counters, for want_kstats (backend/kstats.c). */
+static int kernel_kstats_open(struct kernel *k)
+{
+	int ret;
+
+	k->kst = malloc(sizeof(*k->kst));
+	if (!k->kst)
+		return -ENOMEM;
+	/*
+	 * The coordinator's own faults are in the window too (the counters
+	 * are the machine's): no large folio for it, so its heap growing
+	 * in a window never reads as a statement's mTHP fault.  Its
+	 * scenario processes turn THP back on (kproc_serve()).
+	 */
+	k->thp_disable_saved = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
+	if (k->thp_disable_saved >= 0)
+		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	ret = kstats_open(k->kst, k->page_size);
+	if (ret) {
+		free(k->kst);
+		k->kst = NULL;
+		return skip(k, "cannot read the kernel's counters"
+			    " (/proc/vmstat, /proc/sys/vm/stat_refresh): %s",
+			    strerror(-ret));
+	}
+	return 0;
+}
+
 static int kernel_start(struct backend *b, const struct scenario *s)
 {
 	struct kernel *k = to_kernel(b);
@@ -1435,6 +1526,11 @@ static int kernel_start(struct backend *b, const struct scenario *s)
 		if (s->stmts[i].kind == ST_FORK)
 			k->parent[s->stmts[i].child] = s->stmts[i].proc;
 
+	if (b->want_kstats) {
+		ret = kernel_kstats_open(k);
+		if (ret)
+			goto fail;
+	}
 	ret = kproc_prepare();
 	if (!ret)
 		ret = kernel_spawn_p0(k);

@@ -258,9 +258,16 @@ static void populate_line(const char *line)
 	/* Reservations, not memory (a sanitizer's shadow): left alone. */
 	if (end - start > POPULATE_MAX)
 		return;
-	if (perms[1] == 'w' && perms[3] == 'p')
+	if (perms[1] == 'w' && perms[3] == 'p') {
+		/*
+		 * The process's own memory never gets a large folio: a page
+		 * it first touches in a statement's window (a fork's child
+		 * before its hello) would read as the statement's mTHP fault
+		 * in the kernel's counters (want_kstats, backend/kstats.c).
+		 */
+		madvise((void *)start, end - start, MADV_NOHUGEPAGE);
 		madvise((void *)start, end - start, MADV_POPULATE_WRITE);
-	else if (perms[0] == 'r' || perms[2] == 'x')
+	} else if (perms[0] == 'r' || perms[2] == 'x')
 		madvise((void *)start, end - start, MADV_POPULATE_READ);
 }
 
@@ -729,8 +736,13 @@ static void run_command(void)
 		rep.err = do_dio();
 		measure_end();
 		break;
-	case KOP_DIO_READ:
+	case KOP_DIO_FILL:	/* and KOP_SETTLE's pre-faulting */
+		measure_begin();
 		rep.err = fill_scratch();
+		measure_end();
+		break;
+	case KOP_DIO_READ:
+		rep.err = cmd.flags & KDIO_FILLED ? 0 : fill_scratch();
 		if (rep.err)
 			break;
 		measure_begin();
@@ -773,6 +785,10 @@ static void run_command(void)
 		if (mprotect((void *)cmd.addr, srv.env->page_size, cmd.prot2) ||
 		    mprotect((void *)cmd.addr, srv.env->page_size, cmd.prot))
 			rep.err = errno;
+		measure_end();
+		break;
+	case KOP_SETTLE:
+		measure_begin();
 		measure_end();
 		break;
 	case KOP_PEEK:
@@ -854,6 +870,8 @@ void kproc_serve(const struct kproc_env *env, int id)
 	srv.cmd_fd = env->fds[id][KFD_CMD_R];
 	srv.reply_fd = env->fds[id][KFD_REPLY_W];
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The coordinator may have THP off for itself (want_kstats). */
+	prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
 	/* The coordinator's ends are the coordinator's. */
 	for (i = 0; i < env->nr_procs; i++) {
 		close(env->fds[i][KFD_CMD_W]);

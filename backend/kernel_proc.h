@@ -33,7 +33,7 @@ enum kop {
 	KOP_REGISTER,		/* handle addr len */
 	KOP_UNREGISTER,		/* handle */
 	KOP_DIO_WRITE,		/* addr len */
-	KOP_DIO_READ,		/* addr len value */
+	KOP_DIO_READ,		/* addr len value flags (KDIO_FILLED) */
 	KOP_VMSPLICE,		/* handle addr len */
 	KOP_DRAIN,		/* handle; replies with data */
 	KOP_MREMAP,		/* addr len new_addr flags (MREMAP_DONTUNMAP) */
@@ -41,7 +41,12 @@ enum kop {
 	KOP_PEEK,		/* len addresses follow; replies with len bytes */
 	KOP_RESIZE,		/* addr len new_len: mremap in place */
 	KOP_TOUCH,		/* len struct ktouch follow; value */
+	KOP_SETTLE,		/* nothing: the pre-faulting of any command */
+	KOP_DIO_FILL,		/* len value: a dio-read's file, written now */
 };
+
+/* KOP_DIO_READ: KOP_DIO_FILL wrote the file already. */
+#define KDIO_FILLED	1
 
 /* At most this many addresses follow one KOP_PEEK. */
 #define KPEEK_MAX 4096

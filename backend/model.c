@@ -476,14 +476,25 @@ static int model_do(struct model *m, struct model_proc *p,
 		pb_exit(p->pb);
 		p->pb = NULL;
 		return 0;
-	case ST_REGISTER:
+	case ST_REGISTER: {
+		int ret;
+
 		/*
 		 * io_uring unpins registered buffers without dirtying them
 		 * (unpin_user_folio()): a lazy-free folio it held can still
 		 * be discarded afterwards, as on this machine's kernel.
 		 */
-		return take_handle(m, p, st, PB_FOLL_PIN | PB_FOLL_WRITE |
-				   PB_FOLL_LONGTERM, false);
+		ret = take_handle(m, p, st, PB_FOLL_PIN | PB_FOLL_WRITE |
+				  PB_FOLL_LONGTERM, false);
+		/*
+		 * io_sqe_buffer_register() then keeps one pin per large
+		 * folio (the kernel's one iovec per 16M: folios no larger
+		 * than that, aligned, coalesce alike).
+		 */
+		if (!ret)
+			pb_pages_io_coalesce(m->handles[st->handle].pages);
+		return ret;
+	}
 	case ST_UNREGISTER:
 		release_handle(&m->handles[st->handle]);
 		return 0;
@@ -533,12 +544,44 @@ static void say_exhausted(const struct model *m, struct stmt_result *res)
 			  : "none");
 }
 
+/* The kernel accounting counters (scenario/backend.h) of the model. */
+static void kstats_delta(struct kstats *ks, const struct pb_vm_events *a,
+			 const struct pb_vm_events *b)
+{
+	int order;
+
+	ks->global[KSTAT_PGFAULT] = b->pgfault - a->pgfault;
+	ks->global[KSTAT_THP_FAULT_ALLOC] =
+		b->thp_fault_alloc - a->thp_fault_alloc;
+	ks->global[KSTAT_THP_FAULT_FALLBACK] =
+		b->thp_fault_fallback - a->thp_fault_fallback;
+	ks->global[KSTAT_THP_SPLIT_PMD] = b->thp_split_pmd - a->thp_split_pmd;
+	ks->global[KSTAT_PIN_ACQUIRED] =
+		b->foll_pin_acquired - a->foll_pin_acquired;
+	ks->global[KSTAT_PIN_RELEASED] =
+		b->foll_pin_released - a->foll_pin_released;
+	/* Order 0 has no hugepages-*kB file: the kernel shows none. */
+	for (order = 1; order < KSTAT_ORDERS && order < PB_MTHP_ORDERS;
+	     order++) {
+		ks->mthp[order][KSTAT_MTHP_ANON_FAULT_ALLOC] =
+			b->mthp[order][PB_MTHP_ANON_FAULT_ALLOC] -
+			a->mthp[order][PB_MTHP_ANON_FAULT_ALLOC];
+		ks->mthp[order][KSTAT_MTHP_ANON_FAULT_FALLBACK] =
+			b->mthp[order][PB_MTHP_ANON_FAULT_FALLBACK] -
+			a->mthp[order][PB_MTHP_ANON_FAULT_FALLBACK];
+		ks->mthp[order][KSTAT_MTHP_SPLIT] =
+			b->mthp[order][PB_MTHP_SPLIT] -
+			a->mthp[order][PB_MTHP_SPLIT];
+	}
+}
+
 static void model_exec(struct backend *b, const struct stmt *st,
 		       struct stmt_result *res)
 {
 	struct model *m = to_model(b);
 	struct model_proc *p = &m->procs[st->proc];
 	uint64_t before[PB_NR_STATS], after[PB_NR_STATS];
+	struct pb_vm_events ev_before, ev_after;
 	unsigned long faults;
 	int i, ret;
 
@@ -548,14 +591,18 @@ static void model_exec(struct backend *b, const struct stmt *st,
 		return;
 	}
 	pb_stats_read(before);
+	pb_vm_events_read(&ev_before);
 	faults = pb_proc_faults(p->pb);
 	ret = model_do(m, p, st, res);
 	/* exit reports 0: the process and its count are gone. */
 	res->faults = p->pb ? pb_proc_faults(p->pb) - faults : 0;
 	pb_stats_read(after);
+	pb_vm_events_read(&ev_after);
 	for (i = 0; i < PB_NR_STATS; i++)
 		res->stats[i] = after[i] - before[i];
 	res->has_stats = 1;
+	kstats_delta(&res->kstats, &ev_before, &ev_after);
+	res->has_kstats = 1;
 	res->err = ret < 0 ? -ret : ret;
 	if (res->stats[PB_STAT_alloc_fail])
 		say_exhausted(m, res);

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -46,8 +47,16 @@ struct diff_file {
 	size_t len;
 };
 
+/*
+ * --counters: how many kernel runs at most, while a counter differs.
+ * The kernel's counters are the whole machine's; other work only adds
+ * to them, so the least of a few runs is the statement's own.
+ */
+#define DIFF_KSTAT_RUNS	5
+
 struct diff_options {
 	struct variant_flags variant;
+	bool counters;
 	struct diff_file *files;
 	int nr_files;
 };
@@ -238,7 +247,7 @@ static int run_captured(char *const argv[], int in, struct text *out,
 /* The model's record of @s, into @out; problems into @why. */
 static enum diff_verdict diff_model_run(const struct scenario *s,
 					const struct pb_variant *variant,
-					const char *variant_name,
+					const char *variant_name, bool kstats,
 					struct text *out, char *why,
 					size_t whylen)
 {
@@ -265,6 +274,7 @@ static enum diff_verdict diff_model_run(const struct scenario *s,
 		snprintf(why, whylen, "model: out of memory");
 		return DIFF_ERROR;
 	}
+	b->want_kstats = kstats;
 	ret = scenario_run(s, b, outf, errf, 1);
 	b->ops->destroy(b);
 	fclose(outf);
@@ -341,20 +351,25 @@ static void kernel_failure(char *why, size_t whylen, const char *path,
  */
 static enum diff_verdict diff_kernel_run(const char *self,
 					 const struct diff_file *f,
-					 struct text *out, char *why,
-					 size_t whylen)
+					 bool kstats, struct text *out,
+					 char *why, size_t whylen)
 {
 	static const char skip_mark[] = ": skipped on backend kernel: ";
 	char *argv[] = { (char *)self, "run", "--backend", "kernel",
 			 "--no-check", "--name", (char *)f->path, "--",
-			 "/dev/stdin", NULL };
+			 "/dev/stdin", NULL, NULL };
 	struct text err = { 0 };
 	enum diff_verdict v = DIFF_ERROR;
 	int status, in = text_memfd(f);
 	char line[400];
 	const char *mark;
 
+	if (kstats) {	/* "--kstats" before the "--" */
+		memmove(&argv[8], &argv[7], 3 * sizeof(argv[0]));
+		argv[7] = "--kstats";
+	}
 	status = in < 0 ? -1 : run_captured(argv, in, out, &err);
+
 	if (in >= 0)
 		close(in);
 	if (status == -1) {
@@ -426,9 +441,104 @@ static enum diff_verdict diff_records(const struct text *model,
 	return v;
 }
 
+/* @text's record, or NULL with the reason in @why. */
+static struct record *diff_parse(const char *name, const struct text *text,
+				 char *why, size_t whylen)
+{
+	struct text explain = { 0 };
+	struct record *r;
+	char line[1024];
+	FILE *f = open_memstream(&explain.buf, &explain.len);
+
+	if (!f) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	r = record_parse(name, text->buf ? text->buf : "", text->len,
+			 SCN_DEFAULT_PAGE_SIZE, f);
+	fclose(f);
+	if (!r)
+		snprintf(why, whylen, "unreadable record: %.900s",
+			 first_line(line, sizeof(line), explain.buf));
+	text_free(&explain);
+	return r;
+}
+
+/*
+ * --counters, once the records matched: the kernel accounting counters
+ * of @model's record against @kernel's and, while some differ, those of
+ * up to DIFF_KSTAT_RUNS - 1 more kernel runs (the least of each counter
+ * is taken: compare_kstats()).  Each difference is a line of @detail,
+ * "MISMATCH FILE: statement N (TEXT): COUNTER model M kernel K".
+ */
+static enum diff_verdict diff_counters(const char *self,
+				       const struct diff_file *f,
+				       const struct text *model,
+				       const struct text *kernel,
+				       struct text *detail, char *why,
+				       size_t whylen)
+{
+	struct record *m, *k[DIFF_KSTAT_RUNS] = { NULL };
+	enum diff_verdict v = DIFF_ERROR;
+	char prefix[1100];
+	FILE *out;
+	int nr = 0, differ, i;
+
+	m = diff_parse("model", model, why, whylen);
+	if (m)
+		k[nr] = diff_parse("kernel", kernel, why, whylen);
+	if (!m || !k[nr++])
+		goto out;
+	snprintf(prefix, sizeof(prefix), "MISMATCH %s: ", f->path);
+	while ((differ = compare_kstats(m, (const struct record *const *)k,
+					nr, prefix, NULL)) &&
+	       nr < DIFF_KSTAT_RUNS) {
+		struct text again = { 0 };
+		enum diff_verdict rv;
+		/* Other work comes in bursts: 0.1 s, 0.2 s, 0.4 s, ... apart. */
+		struct timespec pause = { 0, 100000000L << (nr - 1) };
+
+		while (pause.tv_nsec >= 1000000000L) {
+			pause.tv_sec++;
+			pause.tv_nsec -= 1000000000L;
+		}
+		nanosleep(&pause, NULL);
+		rv = diff_kernel_run(self, f, true, &again, why, whylen);
+		if (rv == DIFF_MATCH)
+			k[nr] = diff_parse("kernel", &again, why, whylen);
+		text_free(&again);
+		if (rv != DIFF_MATCH || !k[nr]) {
+			v = rv == DIFF_MATCH ? DIFF_ERROR : rv;
+			goto out;
+		}
+		nr++;
+	}
+	if (!differ) {
+		v = DIFF_MATCH;
+		goto out;
+	}
+	out = open_memstream(&detail->buf, &detail->len);
+	if (!out) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	compare_kstats(m, (const struct record *const *)k, nr, prefix, out);
+	fclose(out);
+	snprintf(why, whylen, "%d counter%s differ%s (least of %d kernel"
+		 " runs)", differ, differ == 1 ? "" : "s",
+		 differ == 1 ? "s" : "", nr);
+	v = DIFF_MISMATCH;
+out:
+	record_free(m);
+	for (i = 0; i < DIFF_KSTAT_RUNS; i++)
+		record_free(k[i]);
+	return v;
+}
+
 static enum diff_verdict diff_one(const char *self, const struct diff_file *f,
 				  const struct pb_variant *variant,
-				  const char *variant_name, char *why,
+				  const char *variant_name, bool counters,
+				  struct text *detail, char *why,
 				  size_t whylen)
 {
 	struct text model = { 0 }, kernel = { 0 }, err = { 0 };
@@ -451,12 +561,16 @@ static enum diff_verdict diff_one(const char *self, const struct diff_file *f,
 		return DIFF_ERROR;
 	}
 	text_free(&err);
-	v = diff_model_run(s, variant, variant_name, &model, why, whylen);
+	v = diff_model_run(s, variant, variant_name, counters, &model, why,
+			   whylen);
 	scenario_free(s);
 	if (v == DIFF_MATCH)
-		v = diff_kernel_run(self, f, &kernel, why, whylen);
+		v = diff_kernel_run(self, f, counters, &kernel, why, whylen);
 	if (v == DIFF_MATCH)
 		v = diff_records(&model, &kernel, why, whylen);
+	if (v == DIFF_MATCH && counters)
+		v = diff_counters(self, f, &model, &kernel, detail, why,
+				  whylen);
 	text_free(&model);
 	text_free(&kernel);
 	return v;
@@ -465,7 +579,8 @@ static enum diff_verdict diff_one(const char *self, const struct diff_file *f,
 static void diff_usage(FILE *f)
 {
 	fputs("usage: ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
-	      " [--arch ARCH] FILE.scn...\n"
+	      " [--arch ARCH]\n"
+	      "                     [--counters] FILE.scn...\n"
 	      "\n"
 	      "diff      run each scenario on the model and on this machine's"
 	      " kernel\n"
@@ -482,7 +597,17 @@ static void diff_usage(FILE *f)
 	      " (repeatable)\n"
 	      "  --arch ARCH       the model built for another architecture"
 	      " (see 'run'); the\n"
-	      "                    records are compared all the same\n"
+	      "                    records are compared all the same\n"	      "  --counters        also the kernel's own accounting, statement"
+	      " by statement\n"
+	      "                    (run --kstats): pins, THP faults and"
+	      " splits per size;\n"
+	      "                    one line \"MISMATCH FILE: statement N"
+	      " (TEXT): COUNTER\n"
+	      "                    model M kernel K\" each; the kernel's are"
+	      " system-wide, so\n"
+	      "                    up to 5 kernel runs, the least taken;"
+	      " pgfault only as a\n"
+	      "                    lower bound (docs/MODEL.md)\n"
 	      "exit status: 0 every scenario matched or was skipped, 1 a"
 	      " mismatch or error,\n"
 	      "             2 bad usage or a scenario that does not parse"
@@ -501,6 +626,12 @@ static int add_set(void *o, const char *value)
 				     value);
 }
 
+static int set_counters(void *o, const char *value)
+{
+	((struct diff_options *)o)->counters = true;
+	return 0;
+}
+
 static int add_file(void *o, const char *word)
 {
 	struct diff_options *opts = o;
@@ -512,6 +643,7 @@ static int add_file(void *o, const char *word)
 static const struct cli_option diff_options[] = {
 	{ "--variant", true, set_variant },
 	{ "--set", true, add_set },
+	{ "--counters", false, set_counters },
 	{ NULL, false, NULL },
 };
 
@@ -563,7 +695,7 @@ static int kernel_side(char *self, size_t size)
 static int diff_main(int argc, char **argv)
 {
 	struct diff_options opts = { 0 };
-	int counts[4] = { 0 }, i, ret;
+	int counts[4] = { 0 }, i, ret, thp_disable_saved = -1;
 	struct pb_variant variant;
 	char *variant_name = NULL;
 	char self[4096], why[1024];
@@ -588,18 +720,35 @@ static int diff_main(int argc, char **argv)
 		ret = kernel_side(self, sizeof(self));
 	if (ret)
 		goto out;
+	/*
+	 * The kernel's counters are the machine's, and diff reads the
+	 * kernel side's record while it runs: no large folio for diff's
+	 * own buffer as it grows, or its faults would read as a
+	 * statement's.  Inherited by the kernel side, whose scenario
+	 * processes turn THP back on (backend/kernel_proc.c).
+	 */
+	if (opts.counters) {
+		thp_disable_saved = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
+		if (thp_disable_saved >= 0)
+			prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	}
 	for (i = 0; i < opts.nr_files; i++) {
 		enum diff_verdict v;
 
+		struct text detail = { 0 };
+
 		why[0] = '\0';
-		v = diff_one(self, &opts.files[i], &variant, variant_name, why,
-			     sizeof(why));
+		v = diff_one(self, &opts.files[i], &variant, variant_name,
+			     opts.counters, &detail, why, sizeof(why));
 		counts[v]++;
 		if (v == DIFF_MATCH)
 			printf("MATCH %s\n", opts.files[i].path);
+		else if (detail.len)
+			fputs(detail.buf, stdout);
 		else
 			printf("%s %s: %s\n", diff_words[v], opts.files[i].path,
 			       why);
+		text_free(&detail);
 		fflush(stdout);
 	}
 	printf("%d match, %d mismatch, %d skip", counts[DIFF_MATCH],
@@ -608,6 +757,8 @@ static int diff_main(int argc, char **argv)
 		printf(", %d error", counts[DIFF_ERROR]);
 	putchar('\n');
 	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 : 0;
+	if (thp_disable_saved >= 0)
+		prctl(PR_SET_THP_DISABLE, thp_disable_saved, 0, 0, 0);
 out:
 	free(variant_name);
 	variant_flags_free(&opts.variant);

@@ -25,6 +25,7 @@ struct run_options {
 	struct variant_flags variant;
 	bool variant_given;
 	bool stats;
+	bool kstats;
 	bool check;
 	bool time;
 	int reps;		/* 0: not given */
@@ -47,7 +48,8 @@ static void run_usage(FILE *f)
 
 	fputs("usage: ptebatch run [--backend model|kernel] [--variant NAME]"
 	      " [--set KEY=VALUE]...\n"
-	      "                    [--stats] [--memory SIZE] [--no-check]"
+	      "                    [--stats] [--kstats] [--memory SIZE]"
+	      " [--no-check]"
 	      " [--arch ARCH]\n"
 	      "                    [--time [--reps N]] [--name NAME]"
 	      " FILE.scn\n"
@@ -64,6 +66,12 @@ static void run_usage(FILE *f)
 	      " (repeatable, in order)\n"
 	      "  --stats           print the cost counters of every"
 	      " statement\n"
+	      "  --kstats          print the kernel's own accounting of every"
+	      " statement\n"
+	      "                    (\"kstat NAME N\": pgfault, thp_*, pins,"
+	      " hugepages-*kB\n"
+	      "                    stats); the kernel's are system-wide"
+	      " deltas (root)\n"
 	      "  --memory SIZE     simulated memory (default 4G): a multiple"
 	      " of 2M, from 16M\n", f);
 	fprintf(f, "                    to %luG, as much as this machine's"
@@ -140,6 +148,13 @@ static int set_stats(void *o, const char *value)
 	return 0;
 }
 
+static int set_kstats(void *o, const char *value)
+{
+	(void)value;
+	((struct run_options *)o)->kstats = true;
+	return 0;
+}
+
 static int set_no_check(void *o, const char *value)
 {
 	((struct run_options *)o)->check = false;
@@ -186,6 +201,7 @@ static const struct cli_option run_options[] = {
 	{ "--variant", true, set_variant },
 	{ "--set", true, add_set },
 	{ "--stats", false, set_stats },
+	{ "--kstats", false, set_kstats },
 	{ "--memory", true, set_memory },
 	{ "--no-check", false, set_no_check },
 	{ "--time", false, set_time },
@@ -277,6 +293,7 @@ static int run_main(int argc, char **argv)
 	if (ret)
 		goto out;
 	b->want_stats = opts.stats;
+	b->want_kstats = opts.kstats;
 	if (opts.time)
 		ret = scenario_run_timed(s, b, opts.reps ? opts.reps :
 					 RUN_DEFAULT_REPS, stdout, stderr,

@@ -252,6 +252,14 @@ int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
 void pb_pages_put(struct pb_pages *pages, bool make_dirty);
 void pb_pages_free(struct pb_pages *pages);
 unsigned long pb_pages_count(const struct pb_pages *pages);
+/*
+ * io_uring's buffer registration keeps one pin per large folio (6.10+,
+ * io_coalesce_buffer()): when @pages are whole folios of one size, but
+ * for a partial first and last one, drop every pin but the first of each
+ * folio; @pages then holds that one page per folio.  Returns how many
+ * pins were dropped.
+ */
+unsigned long pb_pages_io_coalesce(struct pb_pages *pages);
 /* The frame (PFN) of held page @index, 0 past the end: what a DMA got. */
 unsigned long pb_pages_pfn(const struct pb_pages *pages, unsigned long index);
 /* Copy bytes out of / fill the held pages (the "device" side of DMA). */
@@ -289,6 +297,25 @@ enum pb_stat {
 };
 const char *pb_stat_name(enum pb_stat stat);
 void pb_stats_read(uint64_t out[PB_NR_STATS]);
+
+/*
+ * The events the kernel itself counts and the model does too, under the
+ * kernel's names (issue 16): /proc/vmstat's pgfault (handle_mm_fault()
+ * entries), thp_fault_alloc, thp_fault_fallback, thp_split_pmd,
+ * nr_foll_pin_acquired/released (the machine's, every thread's part
+ * folded in), and per folio order the mTHP stats anon_fault_alloc,
+ * anon_fault_fallback and split.  The events are the calling thread's
+ * since it started, as pb_stats_read()'s; take differences.
+ */
+enum { PB_MTHP_ANON_FAULT_ALLOC, PB_MTHP_ANON_FAULT_FALLBACK, PB_MTHP_SPLIT,
+       PB_NR_MTHP_STATS };
+#define PB_MTHP_ORDERS	16
+struct pb_vm_events {
+	uint64_t pgfault, thp_fault_alloc, thp_fault_fallback, thp_split_pmd;
+	uint64_t foll_pin_acquired, foll_pin_released;
+	uint64_t mthp[PB_MTHP_ORDERS][PB_NR_MTHP_STATS];
+};
+void pb_vm_events_read(struct pb_vm_events *ev);
 /*
  * Count memmap_line (off by default: a few nanoseconds per struct page
  * access, which the benchmarks would time).  Process-wide; each thread

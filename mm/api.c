@@ -401,6 +401,79 @@ void pb_pages_fill(struct pb_pages *pages, uint8_t value)
 		memset_page(pages->gp.pages[i], 0, value, PAGE_SIZE);
 }
 
+/*
+ * io_check_coalesce_buffer() (io_uring/rsrc.c): @pages are runs of
+ * consecutive pages of one folio each; every folio but the first starts
+ * at its first page and has the first one's size, and every folio but the
+ * first and the last is whole.  *@nr_head: the pages of the first folio,
+ * *@nr_mid: a folio's.
+ */
+static bool io_check_coalesce_buffer(struct page **pages, unsigned long nr,
+				     unsigned long *nr_head,
+				     unsigned long *nr_mid)
+{
+	struct folio *folio = page_folio(pages[0]);
+	unsigned long count = 1, nr_folios = 1, i;
+
+	*nr_mid = folio_nr_pages(folio);
+	for (i = 1; i < nr; i++) {
+		if (page_folio(pages[i]) == folio &&
+		    page_to_pfn(pages[i]) == page_to_pfn(pages[i - 1]) + 1) {
+			count++;
+			continue;
+		}
+		if (nr_folios == 1) {
+			if (page_to_pfn(pages[i - 1]) - folio_pfn(folio) !=
+			    *nr_mid - 1)
+				return false;
+			*nr_head = count;
+		} else if (count != *nr_mid) {
+			return false;
+		}
+		folio = page_folio(pages[i]);
+		if (folio_nr_pages(folio) != *nr_mid ||
+		    page_to_pfn(pages[i]) != folio_pfn(folio))
+			return false;
+		count = 1;
+		nr_folios++;
+	}
+	if (nr_folios == 1)
+		*nr_head = count;
+	return true;
+}
+
+/*
+ * io_coalesce_buffer(): one pin per folio stays, on the folio's first
+ * pinned page, the others are dropped at once (unpin_user_folio(): not
+ * dirtied).  The kernel keeps the head page; either way the pin is the
+ * folio's.
+ */
+unsigned long pb_pages_io_coalesce(struct pb_pages *pp)
+{
+	struct page **pages = pp->gp.pages;
+	unsigned long nr_head, nr_mid, left = pp->gp.nr, dropped = 0;
+	unsigned long i, j;
+
+	if (!pp->held || !(pp->gp.flags & FOLL_PIN) || left <= 1 ||
+	    !io_check_coalesce_buffer(pages, left, &nr_head, &nr_mid) ||
+	    nr_mid == 1)
+		return 0;
+	for (i = 0, j = 0; left; i++) {
+		unsigned long nr = i ? nr_mid : nr_head;
+
+		if (nr > left)
+			nr = left;
+		if (nr > 1)
+			unpin_user_pages_dirty_lock(pages + j + 1, nr - 1, false);
+		dropped += nr - 1;
+		pages[i] = pages[j];
+		j += nr;
+		left -= nr;
+	}
+	pp->gp.nr = i;
+	return dropped;
+}
+
 void pb_pages_put(struct pb_pages *pages, bool make_dirty)
 {
 	if (!pages->held)

@@ -66,6 +66,19 @@ bool thp_vma_suitable_order(struct vm_area_struct *vma, unsigned long addr,
 	return haddr >= vma->vm_start && haddr + size <= vma->vm_end;
 }
 
+/* map_anon_folio_pmd()'s and vma_alloc_anon_folio_pmd()'s counts. */
+static void count_thp_fault_alloc(void)
+{
+	count_vm_event(THP_FAULT_ALLOC);
+	count_mthp_stat(HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_ALLOC);
+}
+
+static void count_thp_fault_fallback(void)
+{
+	count_vm_event(THP_FAULT_FALLBACK);
+	count_mthp_stat(HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_FALLBACK);
+}
+
 static pmd_t mk_huge_pmd(struct page *page, pgprot_t prot)
 {
 	return pte_pmd(mk_pte(page, prot));
@@ -95,6 +108,7 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_area_struct *vma,
 		folio = folio_alloc(HPAGE_PMD_ORDER);
 		if (!folio) {
 			free_table_frame(pgtable);
+			count_thp_fault_fallback();
 			return VM_FAULT_FALLBACK;
 		}
 		clear_folio(folio);
@@ -119,6 +133,8 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_area_struct *vma,
 	set_pmd(pmdp, entry);
 	spin_unlock(ptl);
 	count_stat(fault_huge_anon);
+	if (folio)
+		count_thp_fault_alloc();
 	return 0;
 }
 
@@ -158,6 +174,8 @@ static void __split_huge_pmd_locked(struct vm_area_struct *vma, pmd_t *pmdp,
 	pgtable = pgtable_trans_huge_withdraw(mm, pmdp);
 	ptep = pfn_address(pgtable);
 	count_stat(pmd_split);
+	/* The huge zero page's too, as the kernel counts it. */
+	count_vm_event(THP_SPLIT_PMD);
 
 	if (is_huge_zero_pmd(old)) {
 		entry = pte_mkspecial(pfn_pte(machine.zero_pfn, vma->vm_page_prot));
@@ -244,8 +262,10 @@ vm_fault_t do_huge_pmd_wp_page(struct vm_area_struct *vma, unsigned long addr,
 		 * FAULT_FLAG_UNSHARE.  Split only if no THP can be had.
 		 */
 		folio = folio_alloc(HPAGE_PMD_ORDER);
-		if (!folio)
+		if (!folio) {
+			count_thp_fault_fallback();
 			goto fallback;
+		}
 		clear_folio(folio);
 		ptl = pmd_lock(mm, pmdp);
 		if (!pmd_same(pmdp_get(pmdp), orig_pmd)) {
@@ -261,6 +281,7 @@ vm_fault_t do_huge_pmd_wp_page(struct vm_area_struct *vma, unsigned long addr,
 		set_pmd(pmdp, entry);
 		spin_unlock(ptl);
 		count_stat(fault_huge_anon);
+		count_thp_fault_alloc();
 		return 0;
 	}
 
@@ -568,6 +589,8 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 	split_folio_rmap_walk(vma, addr, page_to_pfn(page), head, nr, NULL);
 #endif
 	free(mapped);
+	/* The old order: @folio is the head's order-0 folio by now. */
+	count_mthp_stat(__builtin_ctzl(nr), MTHP_STAT_SPLIT);
 	return 0;
 }
 

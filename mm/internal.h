@@ -160,6 +160,30 @@ static inline void node_stat_mod(enum node_stat_item item, long delta)
 void node_stat_flush(void);
 void node_stat_reset(void);
 
+/*
+ * The kernel's own event counters the model keeps too (issue 16), per
+ * thread as the cost counters are: vm events (/proc/vmstat's pgfault,
+ * thp_*) and the mTHP stats per order (count_mthp_stat(), the files of
+ * hugepages-<size>kB/stats/).  Read by pb_vm_events_read().
+ */
+enum vm_event_item {
+	PGFAULT,
+	THP_FAULT_ALLOC,
+	THP_FAULT_FALLBACK,
+	THP_SPLIT_PMD,
+	NR_VM_EVENT_ITEMS
+};
+enum mthp_stat_item {
+	MTHP_STAT_ANON_FAULT_ALLOC,
+	MTHP_STAT_ANON_FAULT_FALLBACK,
+	MTHP_STAT_SPLIT,
+	__MTHP_STAT_COUNT
+};
+extern _Thread_local uint64_t vm_events[NR_VM_EVENT_ITEMS];
+extern _Thread_local uint64_t mthp_stats[HPAGE_PMD_ORDER + 1][__MTHP_STAT_COUNT];
+#define count_vm_event(item)		(vm_events[item]++)
+#define count_mthp_stat(order, item)	(mthp_stats[order][item]++)
+
 /* The acting task, for fault accounting (mm/vmstat.c). */
 extern _Thread_local struct task_struct *current_task;
 

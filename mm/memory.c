@@ -84,6 +84,7 @@ static struct folio *alloc_anon_folio(struct vm_fault *vmf)
 			clear_folio(folio);
 			return folio;
 		}
+		count_mthp_stat(order, MTHP_STAT_ANON_FAULT_FALLBACK);
 	}
 fallback:
 	{
@@ -147,6 +148,8 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 	set_ptes(vma->vm_mm, addr, ptep, entry, nr);
 	pte_unmap_unlock(ptep, ptl);
 	count_stat(fault_anon);
+	/* Order 0 too, as the kernel does; no hugepages-4kB file shows it. */
+	count_mthp_stat(folio_order(folio), MTHP_STAT_ANON_FAULT_ALLOC);
 	return 0;
 release:
 	folio_put(folio);
@@ -636,6 +639,8 @@ vm_fault_t handle_mm_fault(struct vm_area_struct *vma, unsigned long address,
 {
 	vm_fault_t ret;
 
+	/* Every entry, retried and failed ones too: /proc/vmstat's pgfault. */
+	count_vm_event(PGFAULT);
 	if (fault_flags_bad(vma, &flags))
 		return VM_FAULT_SIGSEGV;
 	ret = __handle_mm_fault(vma, address, flags);

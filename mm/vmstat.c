@@ -17,6 +17,7 @@
  *    has touched (a CPU's cache, roughly: what a kernel entry brings in).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mm/internal.h"
 
@@ -25,6 +26,8 @@ _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
 atomic_long vm_node_stat[NR_VM_NODE_STAT_ITEMS];
 _Thread_local long node_stat_diff[NR_VM_NODE_STAT_ITEMS];
 _Thread_local struct task_struct *current_task;
+_Thread_local uint64_t vm_events[NR_VM_EVENT_ITEMS];
+_Thread_local uint64_t mthp_stats[HPAGE_PMD_ORDER + 1][__MTHP_STAT_COUNT];
 
 static const char *const stat_names[PB_NR_STATS] = {
 #define PB_STAT(name) #name,
@@ -161,3 +164,30 @@ void node_stat_reset(void)
 }
 
 void pb_thread_quiesce(void) { node_stat_flush(); }
+
+/*
+ * The pin counts are the machine's (every thread's folded part): exact
+ * when the other threads are quiescent, as for the checker.
+ */
+void pb_vm_events_read(struct pb_vm_events *ev)
+{
+	int order;
+
+	node_stat_flush();
+	ev->pgfault = vm_events[PGFAULT];
+	ev->thp_fault_alloc = vm_events[THP_FAULT_ALLOC];
+	ev->thp_fault_fallback = vm_events[THP_FAULT_FALLBACK];
+	ev->thp_split_pmd = vm_events[THP_SPLIT_PMD];
+	ev->foll_pin_acquired = atomic_load(&vm_node_stat[NR_FOLL_PIN_ACQUIRED]);
+	ev->foll_pin_released = atomic_load(&vm_node_stat[NR_FOLL_PIN_RELEASED]);
+	memset(ev->mthp, 0, sizeof(ev->mthp));
+	for (order = 0; order <= HPAGE_PMD_ORDER && order < PB_MTHP_ORDERS;
+	     order++) {
+		ev->mthp[order][PB_MTHP_ANON_FAULT_ALLOC] =
+			mthp_stats[order][MTHP_STAT_ANON_FAULT_ALLOC];
+		ev->mthp[order][PB_MTHP_ANON_FAULT_FALLBACK] =
+			mthp_stats[order][MTHP_STAT_ANON_FAULT_FALLBACK];
+		ev->mthp[order][PB_MTHP_SPLIT] =
+			mthp_stats[order][MTHP_STAT_SPLIT];
+	}
+}

@@ -14,6 +14,47 @@
 #include "ptebatch.h"
 #include "scenario/scenario.h"
 
+/*
+ * The kernel's own accounting of events the model also does (issue 16):
+ * counters of /proc/vmstat and, per folio order, of the mTHP stats files
+ * /sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/stats/.  The
+ * kernel backend reads them around a statement; the model counts the
+ * same events where it does them.  Each is printed "  kstat NAME VALUE"
+ * under its kernel name (kstat_name()), the per-size ones as
+ * "hugepages-64kB/anon_fault_alloc".
+ */
+enum kstat_item {
+	KSTAT_PGFAULT,			/* pgfault: handle_mm_fault() calls */
+	KSTAT_THP_FAULT_ALLOC,		/* thp_fault_alloc: PMD THP faulted in */
+	KSTAT_THP_FAULT_FALLBACK,	/* thp_fault_fallback */
+	KSTAT_THP_SPLIT_PMD,		/* thp_split_pmd: PMD mappings split */
+	KSTAT_PIN_ACQUIRED,		/* nr_foll_pin_acquired */
+	KSTAT_PIN_RELEASED,		/* nr_foll_pin_released */
+	NR_KSTAT_GLOBAL,
+};
+
+enum kstat_mthp_item {
+	KSTAT_MTHP_ANON_FAULT_ALLOC,	/* anon_fault_alloc */
+	KSTAT_MTHP_ANON_FAULT_FALLBACK,	/* anon_fault_fallback */
+	KSTAT_MTHP_SPLIT,		/* split: large folios split */
+	NR_KSTAT_MTHP,
+};
+
+/* Folio orders 0..KSTAT_MAX_ORDER (a PMD of 64K pages is order 13). */
+#define KSTAT_MAX_ORDER	15
+#define KSTAT_ORDERS	(KSTAT_MAX_ORDER + 1)
+
+struct kstats {
+	uint64_t global[NR_KSTAT_GLOBAL];
+	uint64_t mthp[KSTAT_ORDERS][NR_KSTAT_MTHP];
+};
+
+/* The kernel's name of a counter: "pgfault", "nr_foll_pin_acquired". */
+const char *kstat_name(enum kstat_item item);
+/* "hugepages-64kB/anon_fault_alloc" for @order of @page_size pages. */
+void kstat_mthp_name(char *buf, size_t size, enum kstat_mthp_item item,
+		     int order, unsigned long page_size);
+
 /* The result of one process statement. */
 struct stmt_result {
 	int err;			/* 0 or a positive errno (EFAULT, ...) */
@@ -31,6 +72,13 @@ struct stmt_result {
 	 */
 	uint64_t time_ns;
 	int has_time;
+	/*
+	 * The kernel's accounting of this statement (want_kstats): the
+	 * kernel backend's deltas of the system-wide counters around it,
+	 * the model's own counts of the same events.
+	 */
+	struct kstats kstats;
+	int has_kstats;
 	/*
 	 * Non-empty when the statement ran out of the backend's own memory
 	 * (the model's frames): what ran out and what gives more.  Linux
@@ -105,6 +153,7 @@ struct backend {
 	const char *variant;	/* printed in the record header */
 	const char *arch;
 	int want_stats;
+	int want_kstats;	/* fill stmt_result.kstats, print kstat lines */
 };
 
 #endif /* SCENARIO_BACKEND_H */

@@ -435,27 +435,33 @@ static int read_statement(struct reader *rd, const char *raw)
 	return read_result(rd, st, i + 1);
 }
 
-/* "  stat NAME VALUE" */
-static int read_stat(struct reader *rd)
+/* "  stat NAME VALUE", or "  kstat NAME VALUE" with @kernel. */
+static int read_stat(struct reader *rd, bool kernel)
 {
 	struct rec_stmt *st = last_stmt(rd);
-	struct rec_stat *stats, *s;
+	const char *word = kernel ? "kstat" : "stat";
+	struct rec_stat **arr, *stats, *s;
+	int *nr;
 
 	if (!st || st->result == REC_NONE)
-		return rerr(rd, "stat line without a statement result before it");
+		return rerr(rd, "%s line without a statement result before it",
+			    word);
 	if (rd->nr_tok != 3)
-		return rerr(rd, "stat: expected 'stat NAME VALUE'");
-	stats = realloc(st->stats, (st->nr_stats + 1) * sizeof(*stats));
+		return rerr(rd, "%s: expected '%s NAME VALUE'", word, word);
+	arr = kernel ? &st->kstats : &st->stats;
+	nr = kernel ? &st->nr_kstats : &st->nr_stats;
+	stats = realloc(*arr, (*nr + 1) * sizeof(*stats));
 	if (!stats)
 		return out_of_memory(rd);
-	st->stats = stats;
-	s = &stats[st->nr_stats];
-	if (take_count(rd, "stat value", rd->tok[2], &s->value))
+	*arr = stats;
+	s = &stats[*nr];
+	if (take_count(rd, kernel ? "kstat value" : "stat value", rd->tok[2],
+		       &s->value))
 		return -1;
 	s->name = dup_str(rd, rd->tok[1]);
 	if (!s->name)
 		return -1;
-	st->nr_stats++;
+	(*nr)++;
 	return 0;
 }
 
@@ -595,9 +601,13 @@ static int read_line(struct reader *rd, char *line)
 	if (rd->tok[0][0] == '#') {
 		ret = read_header(rd);
 	} else if (indented) {
-		ret = strcmp(rd->tok[0], "stat") ?
-			rerr(rd, "indented line: expected '  stat NAME VALUE'") :
-			read_stat(rd);
+		if (!strcmp(rd->tok[0], "stat"))
+			ret = read_stat(rd, false);
+		else if (!strcmp(rd->tok[0], "kstat"))
+			ret = read_stat(rd, true);
+		else
+			ret = rerr(rd, "indented line: expected '  stat NAME"
+				   " VALUE' or '  kstat NAME VALUE'");
 	} else if (rd->tok[0][0] >= '0' && rd->tok[0][0] <= '9') {
 		rd->max_frame = 0;
 		ret = read_statement(rd, raw);
@@ -714,6 +724,9 @@ void record_free(struct record *r)
 		for (j = 0; j < st->nr_stats; j++)
 			free(st->stats[j].name);
 		free(st->stats);
+		for (j = 0; j < st->nr_kstats; j++)
+			free(st->kstats[j].name);
+		free(st->kstats);
 		free(st->pages);
 	}
 	for (i = 0; i < r->nr_names; i++)
@@ -1101,4 +1114,124 @@ int compare_records(const struct record *base, const struct record *other,
 			      other->nr_stmts, other->name);
 	}
 	return 0;
+}
+
+/* ---- kernel accounting ------------------------------------------------- */
+
+static uint64_t kstat_value(const struct rec_stmt *st, const char *name)
+{
+	int i;
+
+	for (i = 0; i < st->nr_kstats; i++)
+		if (!strcmp(st->kstats[i].name, name))
+			return st->kstats[i].value;
+	return 0;
+}
+
+/* A record of the same statements as @model's, to compare counters with. */
+static bool same_statements(const struct record *model,
+			    const struct record *r)
+{
+	int i;
+
+	if (r->nr_stmts != model->nr_stmts)
+		return false;
+	for (i = 0; i < r->nr_stmts; i++)
+		if (strcmp(r->stmts[i].text, model->stmts[i].text))
+			return false;
+	return true;
+}
+
+/*
+ * Counter @name of statement @i: the model's against the least of the
+ * kernel records'.  Returns 1 and prints the line if they differ.
+ */
+static int compare_kstat(const struct record *model,
+			 const struct record *const *kernel, int nr_kernel,
+			 int i, const char *name, const char *prefix,
+			 FILE *report)
+{
+	const struct rec_stmt *m = &model->stmts[i];
+	uint64_t mv = kstat_value(m, name), kv = UINT64_MAX;
+	int r;
+
+	for (r = 0; r < nr_kernel; r++) {
+		uint64_t v;
+
+		if (!same_statements(model, kernel[r]))
+			continue;
+		v = kstat_value(&kernel[r]->stmts[i], name);
+		if (v < kv)
+			kv = v;
+	}
+	if (kv == UINT64_MAX || kv == mv)
+		return 0;
+	if (!strcmp(name, "pgfault") && kv > mv)
+		return 0;
+	if (report)
+		fprintf(report, "%sstatement %d (%s): %s model %" PRIu64
+			" kernel %" PRIu64 "\n", prefix, m->number, m->text,
+			name, mv, kv);
+	return 1;
+}
+
+/* Has a statement before @i's of @kernel's records a counter @name? */
+static bool kstat_named_before(const struct rec_stmt *st, int k,
+			       const char *name)
+{
+	int j;
+
+	for (j = 0; j < k; j++)
+		if (!strcmp(st->kstats[j].name, name))
+			return true;
+	return false;
+}
+
+int compare_kstats(const struct record *model,
+		   const struct record *const *kernel, int nr_kernel,
+		   const char *prefix, FILE *report)
+{
+	int i, j, r, differ = 0;
+
+	for (i = 0; i < model->nr_stmts; i++) {
+		const struct rec_stmt *m = &model->stmts[i];
+
+		/* Each name once: the model's first, then the kernel's. */
+		for (j = 0; j < m->nr_kstats; j++)
+			if (!kstat_named_before(m, j, m->kstats[j].name))
+				differ += compare_kstat(model, kernel,
+							nr_kernel, i,
+							m->kstats[j].name,
+							prefix, report);
+		for (r = 0; r < nr_kernel; r++) {
+			const struct rec_stmt *k;
+
+			if (!same_statements(model, kernel[r]))
+				continue;
+			k = &kernel[r]->stmts[i];
+			for (j = 0; j < k->nr_kstats; j++) {
+				const char *name = k->kstats[j].name;
+				int q;
+				bool seen = false;
+
+				for (q = 0; q < m->nr_kstats && !seen; q++)
+					seen = !strcmp(m->kstats[q].name,
+						       name);
+				for (q = 0; q < r && !seen; q++)
+					seen = same_statements(model,
+							       kernel[q]) &&
+					       kstat_named_before(
+						       &kernel[q]->stmts[i],
+						       kernel[q]->stmts[i]
+							       .nr_kstats,
+						       name);
+				if (seen || kstat_named_before(k, j, name))
+					continue;
+				differ += compare_kstat(model, kernel,
+							nr_kernel, i, name,
+							prefix, report);
+			}
+		}
+	}
+	return differ;
 }

@@ -60,6 +60,8 @@ struct rec_stmt {
 	unsigned long data_len;
 	struct rec_stat *stats;
 	int nr_stats;
+	struct rec_stat *kstats;	/* "  kstat NAME VALUE" lines */
+	int nr_kstats;
 	bool observe;			/* text "observe": pages follow */
 	struct rec_page *pages;
 	unsigned long nr_pages, cap_pages;
@@ -131,5 +133,23 @@ enum cmp_rules {
  */
 int compare_records(const struct record *base, const struct record *other,
 		    unsigned int rules, FILE *explain);
+
+/*
+ * The kernel accounting counters ("kstat" lines, scenario/backend.h) of
+ * @model against the kernel's, statement by statement: for each counter
+ * either names, the least of the @nr_kernel kernel records' values (the
+ * kernel's are system-wide deltas: other work on the machine only adds
+ * to them, so the least of several runs is the closest to the
+ * statement's own), a counter a record does not print being 0.  pgfault
+ * is held to a lower bound only: the kernel enters handle_mm_fault()
+ * again after a per-VMA-lock retry, and counts every process's faults,
+ * so a kernel pgfault below the model's is a difference, one above it is
+ * not.  A kernel record whose statements are not @model's is left out.
+ * Prints one line per difference to @report, "@prefix statement N
+ * (TEXT): COUNTER model M kernel K", and returns how many there were.
+ */
+int compare_kstats(const struct record *model,
+		   const struct record *const *kernel, int nr_kernel,
+		   const char *prefix, FILE *report);
 
 #endif /* SCENARIO_COMPARE_H */

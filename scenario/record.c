@@ -80,9 +80,58 @@ static void record_stats(FILE *out, const struct stmt_result *res)
 				pb_stat_name(i), res->stats[i]);
 }
 
+static const char *const kstat_names[NR_KSTAT_GLOBAL] = {
+	[KSTAT_PGFAULT] = "pgfault",
+	[KSTAT_THP_FAULT_ALLOC] = "thp_fault_alloc",
+	[KSTAT_THP_FAULT_FALLBACK] = "thp_fault_fallback",
+	[KSTAT_THP_SPLIT_PMD] = "thp_split_pmd",
+	[KSTAT_PIN_ACQUIRED] = "nr_foll_pin_acquired",
+	[KSTAT_PIN_RELEASED] = "nr_foll_pin_released",
+};
+
+static const char *const kstat_mthp_names[NR_KSTAT_MTHP] = {
+	[KSTAT_MTHP_ANON_FAULT_ALLOC] = "anon_fault_alloc",
+	[KSTAT_MTHP_ANON_FAULT_FALLBACK] = "anon_fault_fallback",
+	[KSTAT_MTHP_SPLIT] = "split",
+};
+
+const char *kstat_name(enum kstat_item item)
+{
+	return (unsigned)item < NR_KSTAT_GLOBAL ? kstat_names[item] : "?";
+}
+
+void kstat_mthp_name(char *buf, size_t size, enum kstat_mthp_item item,
+		     int order, unsigned long page_size)
+{
+	snprintf(buf, size, "hugepages-%lukB/%s", (page_size << order) >> 10,
+		 (unsigned)item < NR_KSTAT_MTHP ? kstat_mthp_names[item] : "?");
+}
+
+static void record_kstats(FILE *out, const struct scenario *s,
+			  const struct kstats *ks)
+{
+	char name[64];
+	int i, order;
+
+	for (i = 0; i < NR_KSTAT_GLOBAL; i++)
+		if (ks->global[i])
+			fprintf(out, "  kstat %s %" PRIu64 "\n", kstat_name(i),
+				ks->global[i]);
+	for (order = 0; order < KSTAT_ORDERS; order++) {
+		for (i = 0; i < NR_KSTAT_MTHP; i++) {
+			if (!ks->mthp[order][i])
+				continue;
+			kstat_mthp_name(name, sizeof(name), i, order,
+					s->page_size);
+			fprintf(out, "  kstat %s %" PRIu64 "\n", name,
+				ks->mthp[order][i]);
+		}
+	}
+}
+
 void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		   const struct stmt_result *res, bool with_stats,
-		   const struct record_time *time)
+		   bool with_kstats, const struct record_time *time)
 {
 	const char *vary = time && time->faults_vary ? "~" : "";
 	char buf[16];
@@ -107,6 +156,8 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 	fputc('\n', out);
 	if (with_stats && res->has_stats)
 		record_stats(out, res);
+	if (with_kstats && res->has_kstats)
+		record_kstats(out, s, &res->kstats);
 }
 
 /* ---- canonical frames ------------------------------------------------- */

@@ -35,11 +35,13 @@ void record_time_method(FILE *out, const struct backend *b, int reps);
  * fork, the bytes read for drain, or "N TEXT: error ENAME".  With @time,
  * "time US" follows the counts (before any data), and "~" marks the
  * counts that were not the same in every run.  With @with_stats, each
- * nonzero counter follows as "  stat NAME VALUE".
+ * nonzero counter follows as "  stat NAME VALUE"; with @with_kstats
+ * (and a result that has them), each nonzero kernel accounting counter
+ * as "  kstat NAME VALUE" (scenario/backend.h).
  */
 void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		   const struct stmt_result *res, bool with_stats,
-		   const struct record_time *time);
+		   bool with_kstats, const struct record_time *time);
 
 /*
  * Replace the backend's raw frame ids of the present pages in @snap by

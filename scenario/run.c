@@ -193,7 +193,7 @@ static enum stmt_outcome run_process_statement(const struct scenario *s,
 			note_sample(&t->samples[st - s->stmts], &res, timed);
 	}
 	record_result(out, s, st, &res, b->want_stats && !(t && t->hide_stats),
-		      timed);
+		      b->want_kstats, timed);
 	stmt_result_reset(&res);
 	return outcome;
 }

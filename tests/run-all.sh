@@ -106,6 +106,9 @@ run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh
 # run --backend kernel --time: the field on every statement, the counts
 # unchanged, the record still comparable (no timed assertions).
 run_test kernel-time env BUILD="$BUILD" sh tests/kernel-time.sh
+# diff --counters: the kernel's own accounting (pins, THP faults and
+# splits per size) held to the model's; as root, on this kernel.
+run_test kernel-counters env BUILD="$BUILD" SAN="${SAN:-}" sh tests/kernel-counters.sh
 # calibrate and predict: bad input, predictions, refits; --quick as root.
 run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
 # The recorder: converter on stored streams; as root, real recordings.

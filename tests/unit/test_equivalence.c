@@ -798,10 +798,87 @@ static void test_scenarios(void)
 	globfree(&g);
 }
 
+/*
+ * "  kstat NAME VALUE" lines (run --kstats) and compare_kstats(): the
+ * least of the kernel runs against the model, a missing line is 0,
+ * pgfault only as a lower bound, one line per difference.
+ */
+static void test_kstats(void)
+{
+	static const char model[] =
+		"1 P0 mmap A 64K rw: faults 0\n"
+		"2 P0 write A 0 64K: faults 1\n"
+		"  kstat pgfault 1\n"
+		"  kstat hugepages-64kB/anon_fault_alloc 1\n"
+		"3 P0 register H A 0 64K: faults 0\n"
+		"  kstat nr_foll_pin_acquired 16\n";
+	/* Noise in one run only (a fault elsewhere on the machine). */
+	static const char noisy[] =
+		"1 P0 mmap A 64K rw: faults 0\n"
+		"  kstat hugepages-64kB/anon_fault_alloc 1\n"
+		"2 P0 write A 0 64K: faults 1\n"
+		"  kstat pgfault 7\n"
+		"  kstat hugepages-64kB/anon_fault_alloc 1\n"
+		"3 P0 register H A 0 64K: faults 0\n"
+		"  kstat nr_foll_pin_acquired 16\n"
+		"  kstat nr_foll_pin_released 15\n";
+	static const char quiet[] =
+		"1 P0 mmap A 64K rw: faults 0\n"
+		"2 P0 write A 0 64K: faults 1\n"
+		"  kstat pgfault 3\n"
+		"  kstat hugepages-64kB/anon_fault_alloc 1\n"
+		"3 P0 register H A 0 64K: faults 0\n"
+		"  kstat nr_foll_pin_acquired 16\n"
+		"  kstat nr_foll_pin_released 15\n";
+	static const char fewer[] =
+		"1 P0 mmap A 64K rw: faults 0\n"
+		"2 P0 write A 0 64K: faults 1\n"
+		"  kstat hugepages-64kB/anon_fault_alloc 1\n"
+		"3 P0 register H A 0 64K: faults 0\n"
+		"  kstat nr_foll_pin_acquired 16\n";
+	struct record *m = parse_record("model", model);
+	struct record *k[2] = { parse_record("k1", noisy),
+				parse_record("k2", quiet) };
+	struct record *f = parse_record("fewer", fewer);
+	struct capture c;
+	char *out;
+	int n;
+
+	tap_ok(m && m->stmts[1].nr_kstats == 2 && m->stmts[1].nr_stats == 0 &&
+	       !strcmp(m->stmts[1].kstats[1].name,
+		       "hugepages-64kB/anon_fault_alloc") &&
+	       m->stmts[1].kstats[1].value == 1,
+	       "kstats: kstat lines read apart from stat lines");
+	if (!m || !k[0] || !k[1] || !f)
+		goto out;
+	tap_ok(compare_records(m, k[0], CMP_SAME_FRAMES, NULL) == 0,
+	       "kstats: records that differ only in kstat lines agree");
+	capture_open(&c);
+	n = compare_kstats(m, (const struct record *const *)k, 2, "X ",
+			   c.f);
+	out = capture_close(&c);
+	tap_ok(n == 1 && !strcmp(out, "X statement 3 (P0 register H A 0 64K):"
+				 " nr_foll_pin_released model 0 kernel 15\n"),
+	       "kstats: the least of two runs; pgfault above the model's is"
+	       " no difference");
+	if (n != 1)
+		tap_diag_text(out);
+	free(out);
+	n = compare_kstats(m, (const struct record *const *)&f, 1, "", NULL);
+	tap_ok(n == 1, "kstats: pgfault below the model's is a difference"
+	       " (%d)", n);
+out:
+	record_free(m);
+	record_free(k[0]);
+	record_free(k[1]);
+	record_free(f);
+}
+
 int main(void)
 {
 	test_comparator();
 	test_reader();
+	test_kstats();
 	test_scenarios();
 	return tap_done();
 }

@@ -176,3 +176,97 @@ out:
 	scenario_free(s);
 	return ret;
 }
+
+/* The samples of one scenario, counted again from @model's statements. */
+static void recount_one(struct calib_samples *ss, const char *name,
+			const struct scenario *s, const struct stmt_sample *model,
+			unsigned long *dropped)
+{
+	size_t i, kept = 0;
+	int j;
+
+	for (i = 0; i < ss->nr; i++) {
+		struct calib_sample *x = &ss->v[i];
+		const struct stmt_sample *m = NULL;
+
+		if (strcmp(x->scenario, name)) {
+			ss->v[kept++] = *x;
+			continue;
+		}
+		for (j = 0; j < s->nr_stmts; j++)
+			if (s->stmts[j].number == x->stmt)
+				m = &model[j];
+		if (!m || !m->ran || m->err || !m->has_stats ||
+		    m->stats[PB_STAT_fault] != x->count[PB_STAT_fault]) {
+			(*dropped)++;
+			continue;
+		}
+		memcpy(x->count, m->stats, sizeof(x->count));
+		for (j = 0; j < s->nr_stmts; j++)
+			if (s->stmts[j].number == x->stmt)
+				calib_family(s->stmts[j].text, m->stats,
+					     x->family, sizeof(x->family));
+		ss->v[kept++] = *x;
+	}
+	ss->nr = kept;
+}
+
+int calib_recount(struct calib_samples *ss, const char *suite,
+		  unsigned long *dropped, FILE *err)
+{
+	char done[64][64], path[4096];
+	size_t i, nr_done = 0, k;
+	int ret = 0;
+
+	*dropped = 0;
+	for (i = 0; !ret && i < ss->nr; i++) {
+		const char *name = ss->v[i].scenario;
+		struct model_options mopt = { 0 };
+		struct stmt_sample *model = NULL;
+		struct backend *mb = NULL;
+		struct scenario *s = NULL;
+		char *text;
+		size_t len;
+
+		for (k = 0; k < nr_done && strcmp(done[k], name); k++)
+			;
+		if (k < nr_done)
+			continue;
+		if (nr_done == 64) {
+			fprintf(err, "calibrate: more than 64 scenarios in the"
+				" samples\n");
+			return -EINVAL;
+		}
+		snprintf(done[nr_done++], sizeof(done[0]), "%s", name);
+		snprintf(path, sizeof(path), "%s/%s", suite, name);
+		text = scenario_read_file(path, &len, err);
+		if (text)
+			s = scenario_parse_text(path, text, len,
+						SCN_DEFAULT_PAGE_SIZE, err);
+		free(text);
+		if (!s)
+			return -EINVAL;
+		ret = -ENOMEM;
+		model = calloc((size_t)s->nr_stmts + 1, sizeof(*model));
+		mb = model_backend_create(&mopt);
+		if (model && mb) {
+			mb->want_stats = 1;
+			ret = run_into(s, mb, 1, model, err);
+			if (ret == -EOPNOTSUPP || ret == -EINVAL) {
+				fprintf(err, "calibrate: %s: the model's run"
+					" failed\n", path);
+				ret = -EINVAL;
+			}
+		}
+		if (!ret) {
+			recount_one(ss, name, s, model, dropped);
+			/* The samples moved: look again from the first. */
+			i = (size_t)-1;
+		}
+		if (mb)
+			mb->ops->destroy(mb);
+		free(model);
+		scenario_free(s);
+	}
+	return ret;
+}

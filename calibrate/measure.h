@@ -36,4 +36,20 @@ struct calib_measure_stats {
 int calib_measure(const char *path, int reps, struct calib_samples *ss,
 		  struct calib_measure_stats *st, FILE *err);
 
+/*
+ * Count @ss's samples again on the model as it is now, keeping the
+ * kernel's times: each scenario a sample names is read from @suite
+ * (DIR/NAME), run once on the model (upstream) with counters, and every
+ * sample of it takes the new counts and the family they imply.  A model
+ * change moves counters, not the kernel's time, so it is refitted
+ * without root and without the noise of timing the kernel again.  A
+ * sample whose statement now fails on the model, or faults another
+ * number of times than it did when the kernel was timed (the samples
+ * kept only statements whose faults were the kernel's), is dropped and
+ * counted in *@dropped.  0; -EINVAL when a scenario is missing, does not
+ * parse or the run failed (said on @err); -ENOMEM.
+ */
+int calib_recount(struct calib_samples *ss, const char *suite,
+		  unsigned long *dropped, FILE *err);
+
 #endif /* CALIBRATE_MEASURE_H */

@@ -28,7 +28,7 @@ struct calibrate_options {
 	const char *samples_out;	/* --samples */
 	const char *from_samples;
 	const char *suite;
-	bool quick, validate;
+	bool quick, validate, recount;
 	int reps;
 	const char *without[16];	/* --without: families left out of the fit */
 	const char *sizes[16];		/* --sizes: the folio sizes fitted on */
@@ -41,7 +41,9 @@ static void calibrate_usage(FILE *f)
 		"usage: ptebatch calibrate [-o FILE] [--samples FILE]"
 		" [--suite DIR] [--reps N] [--quick]\n"
 		"                          [--validate]\n"
-		"       ptebatch calibrate --from-samples FILE [-o FILE]"
+		"       ptebatch calibrate --from-samples FILE [--recount"
+		" [--suite DIR]\n"
+		"                          [--samples FILE]] [-o FILE]"
 		" [--validate]\n"
 		"\n"
 		"calibrate fit the model's cost counters to this machine's"
@@ -59,6 +61,14 @@ static void calibrate_usage(FILE *f)
 		" one run each\n"
 		"                    (a smoke test, not a calibration to use)\n"
 		"  --from-samples FILE  fit saved samples: no kernel, no root\n"
+		"  --recount         with --from-samples: count each sample's"
+		" statement again\n"
+		"                    on the model as it is now (the suite's"
+		" scenario), keep\n"
+		"                    the kernel's time: a model change refitted"
+		" without root;\n"
+		"                    --samples FILE writes the recounted"
+		" samples\n"
 		"  --without F,...   fit without the samples of these families"
 		" (fork, munmap,\n"
 		"                    cow, mprotect, register, fault, mmap, ...)\n"
@@ -115,6 +125,12 @@ static int set_validate(void *o, const char *v)
 	return 0;
 }
 
+static int set_recount(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->recount = true;
+	return 0;
+}
+
 static int set_reps(void *o, const char *v)
 {
 	return reps_flag(v, &((struct calibrate_options *)o)->reps);
@@ -163,6 +179,7 @@ static const struct cli_option calibrate_options[] = {
 	{ "-o", true, set_out },
 	{ "--samples", true, set_samples },
 	{ "--from-samples", true, set_from },
+	{ "--recount", false, set_recount },
 	{ "--suite", true, set_suite },
 	{ "--reps", true, set_reps },
 	{ "--quick", false, set_quick },
@@ -436,6 +453,53 @@ static int validate(const struct calib_samples *ss)
 	return ret;
 }
 
+/* Beside the default calibration: <src>/calibrate. */
+static const char *default_suite(void)
+{
+	static char suite[4096];
+
+	snprintf(suite, sizeof(suite), "%s", calib_default_output());
+	*strrchr(suite, '/') = '\0';
+	*strrchr(suite, '/') = '\0';
+	strcat(suite, "/calibrate");
+	return suite;
+}
+
+/* --recount: the samples' counters from the model as it is now. */
+static int recount(const struct calibrate_options *o,
+		   struct calib_samples *ss, char **spath)
+{
+	unsigned long dropped;
+	size_t before = ss->nr;
+	int ret;
+
+	char *why = NULL;
+	size_t why_len = 0;
+	FILE *err = open_memstream(&why, &why_len);
+
+	if (!err)
+		return out_of_memory();
+	ret = calib_recount(ss, o->suite, &dropped, err);
+	fclose(err);
+	if (ret && ret != -ENOMEM)
+		fprintf(stderr, "ptebatch: calibrate: --recount: the samples"
+			" of %s need the scenarios they were taken from in"
+			" %s (--suite DIR):\n%s", o->from_samples, o->suite,
+			why ? why : "");
+	free(why);
+	if (ret)
+		return ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
+	fprintf(stderr, "calibrate: recounted %zu samples on the model,"
+		" dropped %lu (an error or other faults now)\n", before,
+		dropped);
+	if (!o->samples_out)
+		return 0;
+	*spath = strdup(o->samples_out);
+	if (!*spath)
+		return out_of_memory();
+	return write_samples(*spath, ss);
+}
+
 static int calibrate_main(int argc, char **argv)
 {
 	struct calibrate_options o = { 0 };
@@ -447,31 +511,32 @@ static int calibrate_main(int argc, char **argv)
 
 	command = "calibrate";
 	ret = cli_parse(calibrate_options, &o, no_operand, argc, argv);
-	if (!ret && o.from_samples && (o.suite || o.quick || o.reps ||
-				       o.samples_out))
+	if (!ret && o.from_samples && (o.quick || o.reps ||
+				       ((o.suite || o.samples_out) && !o.recount)))
 		ret = usage_error("--from-samples measures nothing: no"
-				  " --suite, --quick, --reps or --samples");
+				  " --suite, --quick, --reps or --samples"
+				  " (but --recount takes --suite and --samples)");
+	if (!ret && o.recount && !o.from_samples)
+		ret = usage_error("--recount: the samples to count again come"
+				  " from --from-samples FILE");
 	if (ret)
 		return ret;
 	if (!o.out)
 		o.out = calib_default_output();
+	if (!o.suite)
+		o.suite = default_suite();
 	if (o.from_samples) {
 		ret = calib_samples_read(o.from_samples, &ss, err, sizeof(err));
 		if (ret) {
 			fprintf(stderr, "ptebatch: calibrate: %s\n", err);
 			return ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
 		}
-	} else {
-		static char suite[4096];
-
-		if (!o.suite) {
-			/* Beside the default calibration: <src>/calibrate. */
-			snprintf(suite, sizeof(suite), "%s", calib_default_output());
-			*strrchr(suite, '/') = '\0';
-			*strrchr(suite, '/') = '\0';
-			strcat(suite, "/calibrate");
-			o.suite = suite;
+		if (o.recount) {
+			ret = recount(&o, &ss, &spath);
+			if (ret)
+				goto out;
 		}
+	} else {
 		if (geteuid()) {
 			fprintf(stderr, "ptebatch: calibrate: skipped: timing"
 				" the kernel needs root (fit saved samples"

@@ -126,6 +126,10 @@ usage "calibrate: --reps 0" "--reps" calibrate --reps 0
 usage "calibrate: --from-samples with --quick" "--from-samples" \
 	calibrate --from-samples "$tmp/neg.samples" --quick
 usage "calibrate: an operand" "'extra'" calibrate extra
+usage "calibrate: --recount without samples" "--recount" calibrate --recount
+usage "calibrate: --recount, scenarios not in --suite" "--suite DIR" \
+	calibrate --from-samples "$shipped_samples" --recount --suite "$tmp" \
+	-o "$tmp/x.json"
 [ ! -e "$tmp/x.json" ]
 tap_result $? "no calibration written from a bad samples file"
 
@@ -209,6 +213,20 @@ else
 		missing="$missing by-size"
 	[ -z "$missing" ]
 	tap_result $? "--validate reports every held-out fit${missing:+ (missing:$missing)}"
+	# The shipped samples were counted by the model as it is: a change
+	# that moves a counter must refit them (calibrate --from-samples
+	# FILE --recount --samples FILE -o calibrate/ARCH.json).
+	"$TOOL" calibrate --from-samples "$shipped_samples" --recount \
+		--samples "$tmp/recount.samples" -o "$tmp/recount.json" \
+		>/dev/null 2>"$tmp/err"
+	status=$?
+	tap_result "$status" "calibrate --recount of the shipped samples (exit $status)"
+	[ "$status" -eq 0 ] || sed 's/^/# /' "$tmp/err"
+	cmp -s "$shipped_samples" "$tmp/recount.samples"
+	status=$?
+	tap_result "$status" "the model counts the shipped samples as they were taken (else refit: --recount)"
+	[ "$status" -eq 0 ] || diff "$shipped_samples" "$tmp/recount.samples" |
+		head -6 | sed 's/^/# /'
 fi
 
 # ---- a quick calibration (root) ----------------------------------------

@@ -138,7 +138,13 @@ $(APP_LIB): $(call obj,$(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS) $(RECORD_S
 	@rm -f $@
 	ar rcs $@ $^
 
-$(TOOL): $(call obj,$(CLI_SRCS)) $(APP_LIB) $(LIB)
+# The fuzz harnesses (fuzz/) again, entry points renamed, linked into the
+# tool: `ptebatch run --fuzz NAME FILE` replays one input
+# (cli/fuzz_input.c).
+FUZZ_NAMES     := scenario ops events calib
+TOOL_FUZZ_OBJS := $(patsubst %,$(BUILD)/cli-fuzz/fuzz_%.o,$(FUZZ_NAMES))
+
+$(TOOL): $(call obj,$(CLI_SRCS)) $(TOOL_FUZZ_OBJS) $(APP_LIB) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(APP_LIB) $(LIB)
@@ -226,13 +232,17 @@ explore: $(TOOL)
 # FUZZ_TIME seconds (fuzz/run.sh); a crash lands in build-fuzz/crashes/
 # and fails the target.  `make check` replays the committed corpus and
 # regressions with the normal build ($(BUILD)/tests/fuzz_replay_*).
-FUZZ_NAMES   := scenario ops events calib
 FUZZ_TIME    ?= 60
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build-fuzz
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined \
 		-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_REPLAYS := $(patsubst %,$(BUILD)/tests/fuzz_replay_%,$(FUZZ_NAMES))
+$(BUILD)/cli-fuzz/fuzz_%.o: fuzz/fuzz_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DLLVMFuzzerTestOneInput=pb_fuzz_$*_one \
+		-Dfuzz_harness_name=pb_fuzz_$*_name -c $< -o $@
+
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz_%,$(FUZZ_NAMES))
 
 .PHONY: fuzz fuzz-bins clean-fuzz

@@ -114,4 +114,13 @@ int variant_flags_build(const struct variant_flags *vf, struct pb_variant *v,
  */
 int arch_redirect(int *argcp, char **argv);
 
+/*
+ * `run --fuzz NAME FILE` (cli/fuzz_input.c): FILE's bytes through fuzz
+ * harness NAME as the fuzzer ran them.  0 when the harness finds nothing
+ * (it abort()s otherwise), EXIT_USAGE for an unknown harness or a file
+ * that cannot be read.
+ */
+bool fuzz_harness_known(const char *name);
+int run_fuzz_input(const char *name, const char *path);
+
 #endif

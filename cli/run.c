@@ -32,6 +32,7 @@ struct run_options {
 	unsigned long memory;	/* 0: the model's default */
 	const char *file;
 	const char *name;	/* in messages; the file's by default */
+	const char *fuzz;	/* --fuzz NAME: FILE is that harness's input */
 };
 
 static const char *const backends[] = { "model", "kernel", NULL };
@@ -53,6 +54,7 @@ static void run_usage(FILE *f)
 	      " [--arch ARCH]\n"
 	      "                    [--time [--reps N]] [--name NAME]"
 	      " FILE.scn\n"
+	      "       ptebatch run --fuzz scenario|ops|events|calib FILE\n"
 	      "       ptebatch help, or COMMAND --help for one command\n"
 	      "\n"
 	      "run       run a scenario and print its record on stdout\n"
@@ -94,6 +96,15 @@ static void run_usage(FILE *f)
 	      "  --name NAME       the scenario's name in messages (FILE's by"
 	      " default), for a\n"
 	      "                    scenario read from /dev/stdin or a pipe\n"
+	      "  --fuzz NAME       FILE is an input of fuzz harness NAME (a"
+	      " crash the fuzzer\n"
+	      "                    kept: build-fuzz/crashes/NAME-*): run it"
+	      " as the fuzzer did,\n"
+	      "                    every variant, checks after every step;"
+	      " the harness\n"
+	      "                    aborts on what it finds (build with"
+	      " SAN=asan for ASan's\n"
+	      "                    reports)\n"
 	      "  --arch ARCH       the model built for another architecture:"
 	      " x86_64 (default),\n"
 	      "                    x86-pae, arm64-4k, arm64-16k, arm64-64k"
@@ -196,6 +207,15 @@ static int set_file(void *o, const char *word)
 	return 0;
 }
 
+static int set_fuzz(void *o, const char *v)
+{
+	if (!fuzz_harness_known(v))
+		return usage_error("--fuzz: no harness '%s' (scenario, ops,"
+				   " events or calib)", v);
+	((struct run_options *)o)->fuzz = v;
+	return 0;
+}
+
 static const struct cli_option run_options[] = {
 	{ "--backend", true, set_backend },
 	{ "--variant", true, set_variant },
@@ -207,6 +227,7 @@ static const struct cli_option run_options[] = {
 	{ "--time", false, set_time },
 	{ "--reps", true, set_reps },
 	{ "--name", true, set_name },
+	{ "--fuzz", true, set_fuzz },
 	{ NULL, false, NULL },
 };
 
@@ -259,6 +280,17 @@ static int run_main(int argc, char **argv)
 	ret = cli_parse(run_options, &opts, set_file, argc, argv);
 	if (!ret && !opts.file)
 		ret = usage_error("no scenario file given");
+	if (!ret && opts.fuzz) {
+		/* The harness chooses variants, backend and checks itself. */
+		if (opts.variant_given || opts.variant.nr_sets ||
+		    opts.stats || opts.kstats || opts.memory || !opts.check ||
+		    opts.time || opts.reps || opts.name ||
+		    strcmp(opts.backend, "model"))
+			return usage_error("--fuzz NAME FILE takes no other"
+					   " flag: the harness runs FILE as"
+					   " the fuzzer did");
+		return run_fuzz_input(opts.fuzz, opts.file);
+	}
 	if (!ret)
 		ret = check_kernel_options(&opts);
 	if (!ret)

@@ -10,12 +10,17 @@
 # directory, so the committed corpus is never changed; the scratch one
 # carries what a run found over to the next.  fuzz/NAME.dict, if present,
 # is the harness's dictionary.  A crash, leak, timeout or abort is written
-# to $FUZZ_BUILD/crashes/NAME-*; the status is 1 if any harness failed.
+# to $FUZZ_BUILD/crashes/NAME-*; the status is 1 if any harness failed,
+# and the run ends with one `ptebatch run --fuzz NAME FILE` per input
+# kept, the command that reproduces it ($REPRO_TOOL, build-asan/ptebatch
+# by default: the harness's sanitizers are ASan's and UBSan's).
 set -u
 FUZZ_TIME=${FUZZ_TIME:-60}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 names=$*
 status=0
+repro=
+REPRO_TOOL=${REPRO_TOOL:-build-asan/ptebatch}
 
 mkdir -p "$FUZZ_BUILD/crashes"
 for name in $names; do
@@ -36,7 +41,17 @@ for name in $names; do
 	if ! "$bin" "$@" "$scratch" "fuzz/corpus/$name"; then
 		echo "fuzz_$name: FAILED; the input is in $FUZZ_BUILD/crashes/:"
 		ls -t "$FUZZ_BUILD/crashes" | grep "^$name-" | head -3
+		for input in $(ls -t "$FUZZ_BUILD/crashes" | grep "^$name-" |
+			       head -3); do
+			repro="$repro
+  $REPRO_TOOL run --fuzz $name $FUZZ_BUILD/crashes/$input"
+		done
 		status=1
 	fi
 done
+# What failed, as commands that run the input again the way the harness
+# did (in the tool built with AddressSanitizer, as the fuzzer was).
+if [ -n "$repro" ]; then
+	echo "== fuzz: reproduce with (make SAN=asan first if $REPRO_TOOL is missing):$repro"
+fi
 exit $status

@@ -109,6 +109,9 @@ run_test kernel-time env BUILD="$BUILD" sh tests/kernel-time.sh
 # diff --counters: the kernel's own accounting (pins, THP faults and
 # splits per size) held to the model's; as root, on this kernel.
 run_test kernel-counters env BUILD="$BUILD" SAN="${SAN:-}" sh tests/kernel-counters.sh
+# A fuzz harness's input through `run --fuzz`; fuzz/run.sh prints that
+# command for what a failing harness kept.
+run_test fuzz-repro env BUILD="$BUILD" sh tests/fuzz-repro.sh
 # calibrate and predict: bad input, predictions, refits; --quick as root.
 run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
 # The recorder: converter on stored streams; as root, real recordings.

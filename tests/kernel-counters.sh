@@ -83,6 +83,19 @@ P0 madvise A 0 64K pageout
 observe
 SCN
 
+# An O_DIRECT write (a read-only pin) of 16K a fork shares: GUP-fast
+# finds the pages must be unshared, drops them, and the slow path
+# unshares and pins - 5 pins acquired and released.  The kernel asks for
+# the pages once per extent of the file written to: the kernel backend's
+# scratch file is one extent, so the kernel's count is the model's.
+cat >"$tmp/dio.scn" <<'SCN'
+P0 mmap A 16K rw nohugepage
+P0 write A 0 16K value 0x11
+P0 fork P1
+P0 dio-write A 0 16K
+observe
+SCN
+
 # ---- the model's counts ----------------------------------------------
 
 # has FILE STATEMENT-PREFIX "kstat NAME VALUE" INTENT
@@ -98,6 +111,9 @@ has() {
 tap_result $? "run --kstats of the model (exit $?)"
 has "$tmp/pin.out" "3 P0 register" "kstat nr_foll_pin_acquired 4" \
 	"model: register pins 4 pages (nr_foll_pin_acquired)"
+"$TOOL" run --kstats "$tmp/dio.scn" >"$tmp/dio.out" 2>&1
+has "$tmp/dio.out" "4 P0 dio-write" "kstat nr_foll_pin_acquired 5" \
+	"model: a dio-write of 4 shared pages acquires 5 pins (one failed GUP-fast)"
 has "$tmp/pin.out" "4 P0 unregister" "kstat nr_foll_pin_released 4" \
 	"model: unregister unpins them (nr_foll_pin_released)"
 "$TOOL" run --kstats "$tmp/mthp.scn" >"$tmp/mthp.out" 2>&1
@@ -155,7 +171,7 @@ tap_result $? "diff --counters: a kernel pgfault above the model's is no differe
 
 # ---- on this machine's kernel -----------------------------------------
 
-for scn in pin mthp pmd pmd-split; do
+for scn in pin mthp pmd pmd-split dio; do
 	if [ -n "${SAN:-}" ]; then
 		skip "kernel: $scn.scn on its counters" "a $SAN build: its shadow memory faults inside the statements' windows"
 		continue

@@ -162,12 +162,17 @@ skip_root() {
 	done
 } >"$tmp/long.scn"
 
-# The THP settings, to compare before and after.
+# The THP settings, to compare before and after, read under the THP
+# settings lock (backend/thp_sysfs.c): another run on this machine (a
+# second make check, a CI clone) holds it while its settings are applied.
+thp_lock=/run/lock/ptebatch-thp.lock
+[ -w /run/lock ] || thp_lock=/tmp/ptebatch-thp.lock
 thp_state() {
-	for f in /sys/kernel/mm/transparent_hugepage/enabled \
-		 /sys/kernel/mm/transparent_hugepage/hugepages-*/enabled; do
-		[ -r "$f" ] && echo "$f $(cat "$f")"
-	done
+	flock -w 600 "$thp_lock" sh -c '
+		for f in /sys/kernel/mm/transparent_hugepage/enabled \
+			 /sys/kernel/mm/transparent_hugepage/hugepages-*/enabled; do
+			[ -r "$f" ] && echo "$f $(cat "$f")"
+		done'
 }
 
 # The pid of the first child of $1, if any.
@@ -198,7 +203,9 @@ else
 	if command -v flock >/dev/null 2>&1; then
 		for lock in /run/lock/ptebatch-thp.lock /tmp/ptebatch-thp.lock; do
 			[ -e "$lock" ] || continue
-			flock -n "$lock" true && free=0
+			# Free, or held by another run on the machine for
+			# a while: never held for good by the killed one.
+			flock -w 600 "$lock" true && free=0
 			break
 		done
 	else

@@ -438,6 +438,13 @@ struct side {
 	 * repeats that one exactly).
 	 */
 	int check_from;
+	/*
+	 * The fast path (below): the machine after the prelude and after
+	 * the parent being extended, and the record each printed so far.
+	 */
+	struct model_checkpoint *root, *parent;
+	char *root_record, *parent_record;
+	size_t root_record_len, parent_record_len;
 };
 
 static void side_digest(void *arg)
@@ -448,7 +455,7 @@ static void side_digest(void *arg)
 }
 
 static struct side *side_create(const struct explore_side *which,
-				unsigned long memory_bytes)
+				unsigned long memory_bytes, bool fast)
 {
 	struct side *side = calloc(1, sizeof(*side));
 	struct model_options mopt = {
@@ -457,12 +464,21 @@ static struct side *side_create(const struct explore_side *which,
 		.variant_name = which->name,
 		.before_teardown = side_digest,
 		.teardown_arg = side,
+		.checkpoints = fast,
 	};
 
 	if (!side)
 		return NULL;
 	side->model = model_backend_create(&mopt);
-	if (!side->model) {
+	if (fast && side->model) {
+		side->root = model_checkpoint_alloc();
+		side->parent = model_checkpoint_alloc();
+	}
+	if (!side->model || (fast && (!side->root || !side->parent))) {
+		if (side->model)
+			side->model->ops->destroy(side->model);
+		model_checkpoint_free(side->root);
+		model_checkpoint_free(side->parent);
 		free(side);
 		return NULL;
 	}
@@ -474,6 +490,10 @@ static void side_destroy(struct side *side)
 	if (!side)
 		return;
 	side->model->ops->destroy(side->model);
+	model_checkpoint_free(side->root);
+	model_checkpoint_free(side->parent);
+	free(side->root_record);
+	free(side->parent_record);
 	free(side);
 }
 
@@ -591,6 +611,16 @@ struct explorer {
 	 * other shards run too, so a finding has one number in every shard.
 	 */
 	unsigned long ordinal;
+	/*
+	 * The fast path: extend a parent from its checkpoint (see the top
+	 * of the file).  The prelude's statements (without its observe),
+	 * the prelude scenario the root checkpoint was taken with, and the
+	 * frontier entry whose state is in each side's parent checkpoint.
+	 */
+	bool fast;
+	int prelude_stmts;
+	struct scenario *root_scn;
+	const struct seq *materialized;
 };
 
 static const struct explore_side *side_of(const struct explorer *x, int i)
@@ -752,24 +782,26 @@ enum { SEQ_SEEN, SEQ_NEW, SEQ_FOUND };
  * violation or a failed run, or a negative errno.  The records stay in
  * x->runs, the digests in x->sides.
  */
-static int run_both(struct explorer *x, const struct seq *q)
+/* @q's scenario text in x->text, parsed into *@s. */
+static int parse_seq(struct explorer *x, const struct seq *q,
+		     struct scenario **s)
 {
-	struct scenario *s;
 	char *parse_errors = NULL;
 	size_t parse_errors_len = 0;
 	FILE *err;
-	int i, ret;
+	int ret;
 
+	*s = NULL;
 	ret = seq_text(&x->ab, q, x->text, sizeof(x->text));
 	if (ret)
 		return ret;
 	err = open_memstream(&parse_errors, &parse_errors_len);
 	if (!err)
 		return -ENOMEM;
-	s = scenario_parse_string("explore.scn", x->text, SCN_DEFAULT_PAGE_SIZE,
-				  err);
+	*s = scenario_parse_string("explore.scn", x->text, SCN_DEFAULT_PAGE_SIZE,
+				   err);
 	fclose(err);
-	if (!s) {
+	if (!*s) {
 		/* The generator wrote what the parser refuses: its bug. */
 		fprintf(x->out, "explore: the generated scenario does not"
 			" parse:\n%s%s", parse_errors ? parse_errors : "",
@@ -778,6 +810,17 @@ static int run_both(struct explorer *x, const struct seq *q)
 		return -EINVAL;
 	}
 	free(parse_errors);
+	return 0;
+}
+
+static int run_both(struct explorer *x, const struct seq *q)
+{
+	struct scenario *s;
+	int i, ret;
+
+	ret = parse_seq(x, q, &s);
+	if (ret)
+		return ret;
 	for (i = 0; i < 2; i++) {
 		/* The new operation and the observe after it; all of the
 		 * prelude's when there is no operation yet. */
@@ -814,18 +857,220 @@ static int run_both(struct explorer *x, const struct seq *q)
 	return ret;
 }
 
+/* ---- the fast path: extending a parent's checkpoint -------------------- */
+
+/*
+ * Statements [@from, @to) of @s on side @i's started backend, the record
+ * lines after @prefix in x->runs[i] (a whole run's record, as if the
+ * prefix's statements had printed it), the checks from @check_from.
+ */
+static int run_side_part(struct explorer *x, int i, const struct scenario *s,
+			 int from, int to, int check_from, const char *prefix,
+			 size_t prefix_len)
+{
+	struct side_run *sr = &x->runs[i];
+	FILE *out, *err;
+	int bad;
+
+	side_run_free(sr);
+	out = open_memstream(&sr->record, &sr->record_len);
+	err = open_memstream(&sr->errors, &sr->errors_len);
+	if (!out || !err) {
+		if (out)
+			fclose(out);
+		if (err)
+			fclose(err);
+		return -ENOMEM;
+	}
+	fwrite(prefix, 1, prefix_len, out);
+	sr->status = scenario_run_part(s, x->sides[i]->model, from, to, out,
+				       err, check_from);
+	bad = fclose(out);
+	bad |= fclose(err);
+	return bad ? -ENOMEM : 0;
+}
+
+/* Keep x->runs[i]'s record as *@rec: what the next part follows. */
+static void take_record(struct explorer *x, int i, char **rec, size_t *len)
+{
+	free(*rec);
+	*rec = x->runs[i].record;
+	*len = x->runs[i].record_len;
+	x->runs[i].record = NULL;
+	x->runs[i].record_len = 0;
+}
+
+/*
+ * A part that ran clean when it ran as a sequence of its own did not
+ * this time: the checkpoint did not bring back what it saved.
+ */
+static int replay_differs(struct explorer *x, int i)
+{
+	fprintf(x->out, "explore: under %s, replaying a sequence from a"
+		" checkpoint did not run as it did before:\n%s%.*s",
+		side_of(x, i)->name, x->text, (int)x->runs[i].errors_len,
+		x->runs[i].errors ? x->runs[i].errors : "");
+	return -EIO;
+}
+
+/*
+ * The root checkpoints: the prelude on each side, started as a whole run
+ * would start it, and its record so far.  Runs once, after the root
+ * sequence (prelude and observe) ran and was checked the ordinary way.
+ */
+static int fast_setup(struct explorer *x)
+{
+	struct seq root = { .len = 0, .ss = initial_state };
+	int i, ret;
+
+	ret = parse_seq(x, &root, &x->root_scn);
+	if (ret)
+		return ret;
+	x->prelude_stmts = x->root_scn->nr_stmts - 1;	/* all but observe */
+	for (i = 0; i < 2 && !ret; i++) {
+		struct side *side = x->sides[i];
+		struct side_run *sr = &x->runs[i];
+		FILE *out, *err;
+
+		side_run_free(sr);
+		out = open_memstream(&sr->record, &sr->record_len);
+		err = open_memstream(&sr->errors, &sr->errors_len);
+		if (!out || !err) {
+			if (out)
+				fclose(out);
+			if (err)
+				fclose(err);
+			return -ENOMEM;
+		}
+		sr->status = scenario_run_start(x->root_scn, side->model, out,
+						err);
+		if (sr->status == SCN_RUN_OK)
+			sr->status = scenario_run_part(x->root_scn, side->model,
+						       0, x->prelude_stmts, out,
+						       err, 0);
+		ret = fclose(out) | fclose(err) ? -ENOMEM : 0;
+		if (!ret && sr->status != SCN_RUN_OK)
+			ret = replay_differs(x, i);
+		if (!ret)
+			ret = model_backend_save(side->model, side->root);
+		if (!ret)
+			take_record(x, i, &side->root_record,
+				    &side->root_record_len);
+	}
+	return ret;
+}
+
+/*
+ * Bring @parent's state into each side's parent checkpoint: from the
+ * root, its operations run once more (unchecked: they were checked when
+ * @parent ran), and its record so far is kept for its children.
+ */
+static int fast_materialize(struct explorer *x, const struct seq *parent)
+{
+	struct scenario *s;
+	int i, ret;
+
+	if (x->materialized == parent)
+		return 0;
+	x->materialized = NULL;
+	ret = parse_seq(x, parent, &s);
+	if (ret)
+		return ret;
+	for (i = 0; i < 2 && !ret; i++) {
+		struct side *side = x->sides[i];
+
+		ret = model_backend_restore(side->model, side->root, s);
+		if (!ret)
+			ret = run_side_part(x, i, s, x->prelude_stmts,
+					    s->nr_stmts - 1, 0,
+					    side->root_record,
+					    side->root_record_len);
+		if (!ret && x->runs[i].status != SCN_RUN_OK)
+			ret = replay_differs(x, i);
+		if (!ret)
+			ret = model_backend_save(side->model, side->parent);
+		if (!ret)
+			take_record(x, i, &side->parent_record,
+				    &side->parent_record_len);
+	}
+	scenario_free(s);
+	if (!ret)
+		x->materialized = parent;
+	return ret;
+}
+
+static int compare_runs(struct explorer *x);
+
+/*
+ * run_both() for @q, a child of the materialized parent: each side
+ * restores the parent's checkpoint and runs only the new operation and
+ * the observe, checked as run_both() checks them; the record is the
+ * parent's so far and those lines.  Anything but agreement is run again
+ * the ordinary way, from the prelude, and reported by run_both(): the
+ * reproducer printed is the whole scenario's.
+ */
+static int run_both_fast(struct explorer *x, const struct seq *q)
+{
+	struct scenario *s;
+	int i, ret;
+
+	ret = parse_seq(x, q, &s);
+	if (ret)
+		return ret;
+	for (i = 0; i < 2 && !ret; i++) {
+		struct side *side = x->sides[i];
+
+		ret = model_backend_restore(side->model, side->parent, s);
+		if (!ret)
+			ret = run_side_part(x, i, s, s->nr_stmts - 2,
+					    s->nr_stmts, s->nr_stmts - 1,
+					    side->parent_record,
+					    side->parent_record_len);
+		if (!ret)
+			explore_model_digest(&side->digest);
+	}
+	scenario_free(s);
+	if (ret)
+		return ret;
+	for (i = 0; i < 2; i++)
+		if (x->runs[i].status != SCN_RUN_OK)
+			break;
+	if (i == 2) {
+		ret = compare_runs(x);
+		if (ret != EXPLORE_FOUND)
+			return ret;
+	}
+	/* Found: the machines' states go, the parent's must come back. */
+	x->materialized = NULL;
+	ret = run_both(x, q);
+	if (ret == 0) {
+		fprintf(x->out, "explore: a sequence run from its parent's"
+			" checkpoint and the same run from the prelude do not"
+			" agree:\n%s", x->text);
+		return -EIO;
+	}
+	return ret;
+}
+
 /*
  * Run @q and file its state: SEQ_NEW, SEQ_SEEN (*rep: the sequence that
- * met the state first), SEQ_FOUND or a negative errno.
+ * met the state first), SEQ_FOUND or a negative errno.  @parent: the
+ * sequence @q extends by one operation, NULL for the root.
  */
 static int run_sequence(struct explorer *x, const struct seq *q,
-			const struct seq **rep)
+			const struct seq *parent, const struct seq **rep)
 {
 	int ret;
 
 	x->r->sequences++;
 	x->ordinal++;
-	ret = run_both(x, q);
+	if (x->fast && parent) {
+		ret = fast_materialize(x, parent);
+		if (!ret)
+			ret = run_both_fast(x, q);
+	} else {
+		ret = run_both(x, q);
+	}
 	if (ret)
 		return ret;
 	ret = key_set_add(&x->seen, state_key(x, q), q, rep);
@@ -930,6 +1175,19 @@ static int verify_pruned(struct explorer *x, const struct seq *pruned,
 
 /* ---- the search ------------------------------------------------------- */
 
+/*
+ * The fast path, unless PTEBATCH_EXPLORE_REPLAY=1 asks for the replay of
+ * every sequence from the prelude (the reference the tests compare the
+ * fast path with) or --check-all asks for every statement of every run
+ * to be checked (a prefix run from a checkpoint is not run again).
+ */
+static bool explore_fast_path(const struct explore_options *o)
+{
+	const char *replay = getenv("PTEBATCH_EXPLORE_REPLAY");
+
+	return !o->check_all && !(replay && *replay && strcmp(replay, "0"));
+}
+
 static bool sharded(const struct explore_options *o)
 {
 	return o->nr_shards > 1;
@@ -1022,7 +1280,7 @@ static int explore_level(struct explorer *x, int depth, const struct seq *fronti
 				x->r->last_run++;
 			ret = seq_extend(&x->ab, &frontier[i], op, &q);
 			if (!ret)
-				ret = run_sequence(x, &q, &rep);
+				ret = run_sequence(x, &q, &frontier[i], &rep);
 			if (ret == SEQ_SEEN && x->o->verify_pruning &&
 			    depth < x->o->depth) {
 				x->r->pruned++;
@@ -1100,19 +1358,26 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &x.start);
 	alphabet_init(&x.ab, o->thp);
+	x.fast = explore_fast_path(o);
 	for (i = 0; i < 2; i++) {
-		x.sides[i] = side_create(side_of(&x, i), o->memory_bytes);
+		x.sides[i] = side_create(side_of(&x, i), o->memory_bytes,
+					 x.fast);
 		if (!x.sides[i])
 			goto out;
 	}
 
 	/* The prelude alone: the state everything starts from. */
-	ret = run_sequence(&x, &root, &rep);
+	ret = run_sequence(&x, &root, NULL, &rep);
 	if (ret < 0)
 		goto out;
 	if (ret == SEQ_FOUND) {
 		ret = EXPLORE_FOUND;
 		goto out;
+	}
+	if (x.fast) {
+		ret = fast_setup(&x);
+		if (ret)
+			goto out;
 	}
 	r->states = 1;
 	frontier = malloc(sizeof(*frontier));
@@ -1145,5 +1410,6 @@ out:
 	}
 	free(x.explain);
 	key_set_free(&x.seen);
+	scenario_free(x.root_scn);
 	return ret;
 }

@@ -67,7 +67,11 @@ struct parser {
 	bool in_settings;
 	unsigned int mthp_named;	/* bit i: mthp slot i was given */
 	bool alive[SCN_MAX_PROCS];
-	uint64_t has_region[SCN_MAX_PROCS][REGION_WORDS];
+	/*
+	 * SCN_MAX_PROCS rows, each written when its process is created (not
+	 * zeroed as a whole: explore parses a scenario per sequence).
+	 */
+	uint64_t (*has_region)[REGION_WORDS];
 	struct handle_state handles[SCN_MAX_HANDLES];
 	int region_hash[REGION_HASH_SIZE];	/* region id + 1, 0 if free */
 	const struct verb *verb;	/* statement being parsed */
@@ -350,6 +354,8 @@ static int new_proc(struct parser *p, const char *tok, int parent)
 	if (parent >= 0)
 		memcpy(p->has_region[id], p->has_region[parent],
 		       sizeof(p->has_region[id]));
+	else
+		memset(p->has_region[id], 0, sizeof(p->has_region[id]));
 	return id;
 }
 
@@ -372,6 +378,17 @@ static int new_region(struct parser *p, const char *tok, unsigned long at,
 			    TOK_ARG(tok));
 	if (s->nr_regions == SCN_MAX_REGIONS)
 		return perr(p, "too many regions (at most %d)", SCN_MAX_REGIONS);
+	if (s->nr_regions == s->cap_regions) {
+		int cap = s->cap_regions ? 2 * s->cap_regions : 8;
+		struct scn_region *n = realloc(s->regions, cap * sizeof(*n));
+
+		if (!n)
+			return perr(p, "out of memory");
+		memset(n + s->cap_regions, 0,
+		       (cap - s->cap_regions) * sizeof(*n));
+		s->regions = n;
+		s->cap_regions = cap;
+	}
 	id = s->nr_regions++;
 	p->region_hash[slot] = id + 1;
 	strcpy(s->regions[id].name, tok);
@@ -1351,11 +1368,13 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 	p->in_settings = true;
 	p->tok_cap = SCN_MAX_TOKENS;
 	p->tok = malloc(p->tok_cap * sizeof(*p->tok));
-	if (!p->tok) {
+	p->has_region = malloc(SCN_MAX_PROCS * sizeof(*p->has_region));
+	if (!p->tok || !p->has_region) {
 		fprintf(err, "%s: out of memory\n", name);
 		goto fail;
 	}
 	p->alive[0] = true;
+	memset(p->has_region[0], 0, sizeof(p->has_region[0]));
 	if (!page_size || (page_size & (page_size - 1))) {
 		fprintf(err, "%s: page size %lu is not a power of two\n",
 			name, page_size);
@@ -1393,11 +1412,14 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 	if (ret)
 		goto fail;
 	free(p->tok);
+	free(p->has_region);
 	free(p);
 	return s;
 fail:
-	if (p)
+	if (p) {
 		free(p->tok);
+		free(p->has_region);
+	}
 	free(p);
 	scenario_free(s);
 	return NULL;
@@ -1540,6 +1562,7 @@ void scenario_free(struct scenario *s)
 		free(s->stmts[i].items);
 	}
 	free(s->stmts);
+	free(s->regions);
 	free(s->file);
 	free(s);
 }

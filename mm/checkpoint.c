@@ -120,10 +120,11 @@ void *kzalloc(size_t size)
 
 void kfree(void *p)
 {
-	char *block = (char *)p - ARENA_HDR;
+	char *block;
 
 	if (!p)
 		return;
+	block = (char *)p - ARENA_HDR;
 	if (!in_arena(p)) {
 		free(p);
 		return;

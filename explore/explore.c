@@ -13,15 +13,45 @@
  * found is printed as a file `ptebatch run` reproduces.
  *
  * The search is breadth first, so what it finds is a shortest sequence.
- * One simulated machine exists per host process, so a sequence is always
- * replayed from the prelude: the two variants' states cannot be kept side
- * by side.  What keeps depth affordable is pruning: after each run the
- * pair of model states (state.c's digest of each machine) and the
- * sequence's own bookkeeping (who is alive, who holds which handle, the
- * next value written) form a key, and a sequence that reaches a key met
- * before is not extended - everything after it behaves as after the
- * earlier one, which has at least as many operations left.  Runs are
- * still compared even when pruned.
+ * What keeps depth affordable is pruning: after each run the pair of
+ * model states (state.c's digest of each machine) and the sequence's own
+ * bookkeeping (who is alive, who holds which handle, the next value
+ * written) form a key, and a sequence that reaches a key met before is
+ * not extended - everything after it behaves as after the earlier one,
+ * which has at least as many operations left.  Runs are still compared
+ * even when pruned.
+ *
+ * How a sequence runs.  One simulated machine exists per host process,
+ * so the two variants' states cannot be kept side by side; they are kept
+ * as checkpoints instead (mm/checkpoint.c: the machine's long-lived
+ * objects come from one arena, so a checkpoint is a copy of the arena's
+ * used bytes, the globals, the memmap entries ever written and the page
+ * tables' frames).  Both sides' backends share the machine
+ * (model_options.checkpoints) and swap their states in and out of it.
+ * The search goes level by level: for each frontier sequence (a parent)
+ * with a child to run, the parent's operations run once from the
+ * prelude's checkpoint and its state is saved per side; then each child
+ * restores that state and runs only its new operation and the observe,
+ * checked as a whole run would check them, and its record is the
+ * parent's so far followed by those lines (scenario_run_part(): the same
+ * lines a whole run prints).  Nothing is mapped, unmapped or fenced with
+ * membarrier() per sequence.  Why this design: the replay it replaces
+ * spent most of its time bringing a machine up and down (mmap/munmap of
+ * the memmap, membarrier), the rest replaying prefixes; a checkpoint is a
+ * few memcpy()s, and the model itself is untouched - only where its
+ * objects are allocated.  The digest, the keys, the order of the search,
+ * the numbering and the records compared are those of the replay.
+ *
+ * Anything but agreement - a difference, a violation, a failed run - is
+ * run once more the ordinary way, from the prelude, and reported from
+ * that run, so the reproducer is the whole scenario with both whole
+ * records.  --check-all (every statement of every run checked: a
+ * prefix restored from a checkpoint does not run again) replays every
+ * sequence from the prelude, on the shared machine; so do
+ * --verify-pruning's extra runs.  PTEBATCH_EXPLORE_REPLAY=1 (not 0 or
+ * empty) takes the old path whole: every sequence replayed, on a machine
+ * brought up and down per run - the reference the tests hold the fast
+ * path to.
  *
  * --shard I/N cuts the search in N for N hosts or jobs: each runs every
  * depth but the last whole, and 1/N of the last (leaf_in_shard()).
@@ -591,6 +621,14 @@ struct side_run {
 	char *record, *errors;
 	size_t record_len, errors_len;
 	int status;			/* scenario_run()'s */
+	bool borrowed;			/* record and errors are the streams' */
+};
+
+/* The fast path's record and error streams, one pair per side, reused. */
+struct part_stream {
+	FILE *f;
+	char *buf;
+	size_t len;
 };
 
 struct explorer {
@@ -618,6 +656,7 @@ struct explorer {
 	 * frontier entry whose state is in each side's parent checkpoint.
 	 */
 	bool fast;
+	struct part_stream part_out[2], part_err[2];
 	int prelude_stmts;
 	struct scenario *root_scn;
 	const struct seq *materialized;
@@ -630,9 +669,35 @@ static const struct explore_side *side_of(const struct explorer *x, int i)
 
 static void side_run_free(struct side_run *sr)
 {
-	free(sr->record);
-	free(sr->errors);
+	if (!sr->borrowed) {
+		free(sr->record);
+		free(sr->errors);
+	}
 	memset(sr, 0, sizeof(*sr));
+}
+
+/* @ps emptied for a new part, opened the first time. */
+static FILE *part_stream_reset(struct part_stream *ps)
+{
+	if (!ps->f)
+		ps->f = open_memstream(&ps->buf, &ps->len);
+	else
+		rewind(ps->f);
+	return ps->f;
+}
+
+/* What was written since the reset, in buf and len; 0 or -ENOMEM. */
+static int part_stream_end(struct part_stream *ps)
+{
+	return fflush(ps->f) || ferror(ps->f) ? -ENOMEM : 0;
+}
+
+static void part_stream_close(struct part_stream *ps)
+{
+	if (ps->f)
+		fclose(ps->f);
+	free(ps->buf);
+	memset(ps, 0, sizeof(*ps));
 }
 
 static int run_side(struct explorer *x, int i, const struct scenario *s)
@@ -862,42 +927,59 @@ static int run_both(struct explorer *x, const struct seq *q)
 /*
  * Statements [@from, @to) of @s on side @i's started backend, the record
  * lines after @prefix in x->runs[i] (a whole run's record, as if the
- * prefix's statements had printed it), the checks from @check_from.
+ * prefix's statements had printed it), the checks after statements
+ * numbered @check_from (0: none) up to @check_to.  A run that does not
+ * end well is run again whole, so it may stop at the first part.
  */
 static int run_side_part(struct explorer *x, int i, const struct scenario *s,
-			 int from, int to, int check_from, const char *prefix,
-			 size_t prefix_len)
+			 int from, int to, int check_from, int check_to,
+			 const char *prefix, size_t prefix_len)
 {
 	struct side_run *sr = &x->runs[i];
 	FILE *out, *err;
-	int bad;
+	int ret;
 
 	side_run_free(sr);
-	out = open_memstream(&sr->record, &sr->record_len);
-	err = open_memstream(&sr->errors, &sr->errors_len);
-	if (!out || !err) {
-		if (out)
-			fclose(out);
-		if (err)
-			fclose(err);
+	out = part_stream_reset(&x->part_out[i]);
+	err = part_stream_reset(&x->part_err[i]);
+	if (!out || !err)
 		return -ENOMEM;
-	}
 	fwrite(prefix, 1, prefix_len, out);
-	sr->status = scenario_run_part(s, x->sides[i]->model, from, to, out,
-				       err, check_from);
-	bad = fclose(out);
-	bad |= fclose(err);
-	return bad ? -ENOMEM : 0;
+	/* Statement number N is s->stmts[N - 1]. */
+	if (check_from && check_to < to) {
+		sr->status = scenario_run_part(s, x->sides[i]->model, from,
+					       check_to, out, err, check_from);
+		from = check_to;
+		check_from = 0;
+	}
+	if (sr->status == SCN_RUN_OK && from < to)
+		sr->status = scenario_run_part(s, x->sides[i]->model, from,
+					       to, out, err, check_from);
+	ret = part_stream_end(&x->part_out[i]);
+	if (!ret)
+		ret = part_stream_end(&x->part_err[i]);
+	sr->record = x->part_out[i].buf;
+	sr->record_len = x->part_out[i].len;
+	sr->errors = x->part_err[i].buf;
+	sr->errors_len = x->part_err[i].len;
+	sr->borrowed = true;
+	return ret;
 }
 
 /* Keep x->runs[i]'s record as *@rec: what the next part follows. */
-static void take_record(struct explorer *x, int i, char **rec, size_t *len)
+static int take_record(struct explorer *x, int i, char **rec, size_t *len)
 {
+	const struct side_run *sr = &x->runs[i];
+	char *copy = malloc(sr->record_len + 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, sr->record, sr->record_len);
+	copy[sr->record_len] = '\0';
 	free(*rec);
-	*rec = x->runs[i].record;
-	*len = x->runs[i].record_len;
-	x->runs[i].record = NULL;
-	x->runs[i].record_len = 0;
+	*rec = copy;
+	*len = sr->record_len;
+	return 0;
 }
 
 /*
@@ -954,8 +1036,8 @@ static int fast_setup(struct explorer *x)
 		if (!ret)
 			ret = model_backend_save(side->model, side->root);
 		if (!ret)
-			take_record(x, i, &side->root_record,
-				    &side->root_record_len);
+			ret = take_record(x, i, &side->root_record,
+					  &side->root_record_len);
 	}
 	return ret;
 }
@@ -982,7 +1064,7 @@ static int fast_materialize(struct explorer *x, const struct seq *parent)
 		ret = model_backend_restore(side->model, side->root, s);
 		if (!ret)
 			ret = run_side_part(x, i, s, x->prelude_stmts,
-					    s->nr_stmts - 1, 0,
+					    s->nr_stmts - 1, 0, 0,
 					    side->root_record,
 					    side->root_record_len);
 		if (!ret && x->runs[i].status != SCN_RUN_OK)
@@ -990,8 +1072,8 @@ static int fast_materialize(struct explorer *x, const struct seq *parent)
 		if (!ret)
 			ret = model_backend_save(side->model, side->parent);
 		if (!ret)
-			take_record(x, i, &side->parent_record,
-				    &side->parent_record_len);
+			ret = take_record(x, i, &side->parent_record,
+					  &side->parent_record_len);
 	}
 	scenario_free(s);
 	if (!ret)
@@ -1065,10 +1147,15 @@ static int run_both_fast(struct explorer *x, const struct seq *q)
 		struct side *side = x->sides[i];
 
 		ret = model_backend_restore(side->model, side->parent, s);
+		/*
+		 * The new operation, checked; then the observe, which only
+		 * reads the machine (pb_observe()): a check after it would
+		 * see what the check before it saw.
+		 */
 		if (!ret)
 			ret = run_side_part(x, i, s, s->nr_stmts - 2,
 					    s->nr_stmts, s->nr_stmts - 1,
-					    side->parent_record,
+					    s->nr_stmts - 1, side->parent_record,
 					    side->parent_record_len);
 		if (!ret)
 			explore_model_digest(&side->digest);
@@ -1220,16 +1307,15 @@ static int verify_pruned(struct explorer *x, const struct seq *pruned,
 /* ---- the search ------------------------------------------------------- */
 
 /*
- * The fast path, unless PTEBATCH_EXPLORE_REPLAY=1 asks for the replay of
- * every sequence from the prelude (the reference the tests compare the
- * fast path with) or --check-all asks for every statement of every run
- * to be checked (a prefix run from a checkpoint is not run again).
+ * PTEBATCH_EXPLORE_REPLAY=1: the old path, every sequence replayed from
+ * the prelude on a machine of its own (the reference the tests compare
+ * the fast path with).
  */
-static bool explore_fast_path(const struct explore_options *o)
+static bool explore_replay_forced(void)
 {
 	const char *replay = getenv("PTEBATCH_EXPLORE_REPLAY");
 
-	return !o->check_all && !(replay && *replay && strcmp(replay, "0"));
+	return replay && *replay && strcmp(replay, "0");
 }
 
 static bool sharded(const struct explore_options *o)
@@ -1388,6 +1474,7 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	struct seq *frontier, *next = NULL;
 	size_t nr, nr_next = 0;
 	int depth, i, ret = -ENOMEM;
+	bool shared;
 
 	memset(r, 0, sizeof(*r));
 	if (o->depth < 1 || o->depth > EXPLORE_MAX_DEPTH ||
@@ -1402,10 +1489,12 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &x.start);
 	alphabet_init(&x.ab, o->thp);
-	x.fast = explore_fast_path(o);
+	shared = !explore_replay_forced();
+	/* A prefix restored from a checkpoint is not checked again. */
+	x.fast = shared && !o->check_all;
 	for (i = 0; i < 2; i++) {
 		x.sides[i] = side_create(side_of(&x, i), o->memory_bytes,
-					 x.fast);
+					 shared);
 		if (!x.sides[i])
 			goto out;
 	}
@@ -1451,6 +1540,8 @@ out:
 	for (i = 0; i < 2; i++) {
 		side_destroy(x.sides[i]);
 		side_run_free(&x.runs[i]);
+		part_stream_close(&x.part_out[i]);
+		part_stream_close(&x.part_err[i]);
 	}
 	free(x.explain);
 	key_set_free(&x.seen);

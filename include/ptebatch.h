@@ -87,7 +87,7 @@ void pb_thread_quiesce(void);
 struct pb_checkpoint;
 struct pb_checkpoint *pb_checkpoint_alloc(void);
 int pb_checkpoint_save(struct pb_checkpoint *ck);
-void pb_checkpoint_restore(const struct pb_checkpoint *ck);
+void pb_checkpoint_restore(struct pb_checkpoint *ck);
 void pb_checkpoint_free(struct pb_checkpoint *ck);
 
 unsigned long pb_page_size(void);

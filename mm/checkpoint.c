@@ -56,6 +56,15 @@ struct arena_hdr {
 };
 
 static char *arena_base;		/* reserved once, never unmapped */
+struct pb_checkpoint;
+
+/*
+ * The checkpoint the machine was last saved to or restored from (its gen
+ * then), since when page_alloc.c's log holds the blocks handed out.
+ */
+static const struct pb_checkpoint *machine_is;
+static unsigned long machine_is_gen, last_gen;
+
 static struct arena_hdr *arena;		/* NULL: plain calloc/free */
 
 static bool in_arena(const void *p)
@@ -76,6 +85,7 @@ void arena_enable(void)
 		arena_base = p;
 	}
 	arena = (struct arena_hdr *)arena_base;
+	machine_is = NULL;
 	memset(arena, 0, sizeof(*arena));
 	arena->used = (sizeof(*arena) + ARENA_HDR - 1) & ~(ARENA_HDR - 1);
 }
@@ -83,6 +93,7 @@ void arena_enable(void)
 void arena_disable(void)
 {
 	arena = NULL;
+	machine_is = NULL;
 }
 
 static unsigned int size_class(size_t size)
@@ -179,7 +190,24 @@ struct pb_checkpoint {
 	unsigned long *frame_pfns;
 	unsigned char *frames;
 	size_t nr_frames, frames_cap, frame_bytes_cap;
+
+	/*
+	 * For a restore that copies only what may have changed: this save's
+	 * number (never 0), and the memmap entries a machine that starts
+	 * from it may write besides the blocks it is handed (page_alloc.c's
+	 * log): its allocated folios, page tables, free blocks' heads, pfn 0,
+	 * the zero page and the huge zero folio's head.
+	 */
+	unsigned long gen;
+	struct alloc_log_entry *live;
+	size_t nr_live, live_cap;
+	/* The pfns whose saved entries differ from @diff_peer's. */
+	const struct pb_checkpoint *diff_peer;
+	unsigned long diff_peer_gen, diff_gen;
+	unsigned long *diff;
+	size_t nr_diff, diff_cap;
 };
+
 
 struct pb_checkpoint *pb_checkpoint_alloc(void)
 {
@@ -195,6 +223,10 @@ void pb_checkpoint_free(struct pb_checkpoint *ck)
 	free(ck->folios);
 	free(ck->frame_pfns);
 	free(ck->frames);
+	free(ck->live);
+	free(ck->diff);
+	if (machine_is == ck)
+		machine_is = NULL;
 	free(ck);
 }
 
@@ -269,10 +301,52 @@ static bool frame_is_state(unsigned long pfn)
 	return raw_PageFlag(page, PG_table) || raw_PageFlag(page, PG_data_full);
 }
 
+/* @nr entries from @pfn join @ck's live list (merged with the last). */
+static int add_live(struct pb_checkpoint *ck, unsigned long pfn,
+		    unsigned long nr)
+{
+	struct alloc_log_entry *last = ck->nr_live ? &ck->live[ck->nr_live - 1]
+						   : NULL;
+
+	if (last && last->pfn + last->nr == pfn) {
+		last->nr += nr;
+		return 0;
+	}
+	if (!reserve_room((void **)&ck->live, &ck->live_cap, ck->nr_live + 1,
+			  sizeof(*ck->live)))
+		return -ENOMEM;
+	ck->live[ck->nr_live++] = (struct alloc_log_entry){ pfn, nr };
+	return 0;
+}
+
+struct live_walk {
+	struct pb_checkpoint *ck;
+	int ret;
+};
+
+static void add_live_folio(struct folio *folio, void *arg)
+{
+	struct live_walk *w = arg;
+
+	if (!w->ret)
+		w->ret = add_live(w->ck, folio_pfn(folio),
+				  1UL << raw_folio_order(folio));
+}
+
+/* The frames whose bytes are state, and page tables' and free heads' pfns. */
 static int save_frames(struct pb_checkpoint *ck, unsigned long pfn,
 		       unsigned long end)
 {
+	int ret;
+
 	for (; pfn < end; pfn++) {
+		const struct page *page = pfn_to_page(pfn);
+
+		if (raw_PageFlag(page, PG_table) || raw_PageFlag(page, PG_buddy)) {
+			ret = add_live(ck, pfn, 1);
+			if (ret)
+				return ret;
+		}
 		if (!frame_is_state(pfn))
 			continue;
 		if (!reserve_room((void **)&ck->frame_pfns, &ck->frames_cap,
@@ -321,10 +395,22 @@ int pb_checkpoint_save(struct pb_checkpoint *ck)
 	for_each_saved_range(&ck->alloc, save_range, ck);
 
 	ck->nr_frames = 0;
-	ret = save_frames(ck, 0, ck->alloc.low_end);
+	ck->nr_live = 0;
+	ret = add_live(ck, 0, 2);
+	if (!ret)
+		ret = add_live(ck, machine.huge_zero_pfn, HUGE_ZERO_SAVED);
+	if (!ret)
+		ret = save_frames(ck, 0, ck->alloc.low_end);
 	if (!ret)
 		ret = save_frames(ck, ck->alloc.deferred_init_end,
 				  machine.nr_frames);
+	if (!ret) {
+		struct live_walk w = { ck, 0 };
+		struct frame_counts counts;
+
+		for_each_allocated_folio(add_live_folio, &w, &counts);
+		ret = w.ret;
+	}
 	if (ret)
 		return ret;
 	if (!reserve_room((void **)&ck->frames, &ck->frame_bytes_cap,
@@ -333,20 +419,129 @@ int pb_checkpoint_save(struct pb_checkpoint *ck)
 	for (n = 0; n < ck->nr_frames; n++)
 		memcpy(ck->frames + n * PAGE_SIZE, pfn_address(ck->frame_pfns[n]),
 		       PAGE_SIZE);
+	ck->gen = ++last_gen;
+	machine_is = ck;
+	machine_is_gen = ck->gen;
+	alloc_log_reset();
 	return 0;
 }
 
-void pb_checkpoint_restore(const struct pb_checkpoint *ck)
+/* Where @ck holds @pfn's entries, or -1: never written before the save. */
+static long saved_index(const struct pb_checkpoint *ck, unsigned long pfn)
+{
+	if (pfn < ck->alloc.low_end)
+		return (long)pfn;
+	if (pfn >= machine.huge_zero_pfn &&
+	    pfn < machine.huge_zero_pfn + HUGE_ZERO_SAVED)
+		return (long)(ck->alloc.low_end + pfn - machine.huge_zero_pfn);
+	if (pfn >= ck->alloc.deferred_init_end && pfn < machine.nr_frames)
+		return (long)(ck->alloc.low_end + HUGE_ZERO_SAVED + pfn -
+			      ck->alloc.deferred_init_end);
+	return -1;
+}
+
+/* @pfn's memmap and folio entries as @ck saved them. */
+static void restore_pfns(const struct pb_checkpoint *ck, unsigned long pfn,
+			 unsigned long nr)
+{
+	for (; nr; pfn++, nr--) {
+		long i = saved_index(ck, pfn);
+
+		if (pfn >= machine.nr_frames)
+			return;
+		if (i < 0) {
+			zero_range(pfn, pfn + 1);
+			continue;
+		}
+		machine.mem_map[pfn] = ck->pages[i];
+		machine.folio_map[pfn] = ck->folios[i];
+	}
+}
+
+/* Differ in what @a and @b saved of @pfn? */
+static bool saved_differ(const struct pb_checkpoint *a,
+			 const struct pb_checkpoint *b, unsigned long pfn)
+{
+	long i = saved_index(a, pfn), j = saved_index(b, pfn);
+
+	if (i < 0 || j < 0)
+		return i >= 0 || j >= 0;
+	return memcmp(&a->pages[i], &b->pages[j], sizeof(struct page)) ||
+	       memcmp(&a->folios[i], &b->folios[j], sizeof(struct folio));
+}
+
+/* @ck's list of the pfns whose saved entries differ from @peer's. */
+static bool diff_ready(struct pb_checkpoint *ck,
+		       const struct pb_checkpoint *peer)
+{
+	unsigned long pfn, end;
+
+	if (ck->diff_peer == peer && ck->diff_peer_gen == peer->gen &&
+	    ck->diff_gen == ck->gen)
+		return true;
+	ck->nr_diff = 0;
+	ck->diff_peer = NULL;
+	end = max(ck->alloc.low_end, peer->alloc.low_end);
+	for (pfn = 0; pfn < machine.nr_frames; pfn++) {
+		if (pfn == end)
+			pfn = machine.huge_zero_pfn;
+		if (pfn == machine.huge_zero_pfn + HUGE_ZERO_SAVED)
+			pfn = min(ck->alloc.deferred_init_end,
+				  peer->alloc.deferred_init_end);
+		if (pfn >= machine.nr_frames || !saved_differ(ck, peer, pfn))
+			continue;
+		if (!reserve_room((void **)&ck->diff, &ck->diff_cap,
+				  ck->nr_diff + 1, sizeof(*ck->diff)))
+			return false;
+		ck->diff[ck->nr_diff++] = pfn;
+	}
+	ck->diff_peer = peer;
+	ck->diff_peer_gen = peer->gen;
+	ck->diff_gen = ck->gen;
+	return true;
+}
+
+/*
+ * The memmap back to @ck, copying only what may differ: the machine is
+ * the checkpoint it was last saved to or restored from, but for the
+ * entries that one's live list names and the blocks handed out since,
+ * and that checkpoint differs from @ck where diff_ready() says.  False
+ * when that is not known (then everything is copied).
+ */
+static bool restore_memmap_since(struct pb_checkpoint *ck)
+{
+	const struct pb_checkpoint *was = machine_is;
+	const struct alloc_log_entry *log;
+	unsigned int nr_log, n;
+
+	log = alloc_log_read(&nr_log);
+	if (!was || was->gen != machine_is_gen || nr_log > ALLOC_LOG_MAX)
+		return false;
+	if (was != ck && !diff_ready(ck, was))
+		return false;
+	for (n = 0; n < was->nr_live; n++)
+		restore_pfns(ck, was->live[n].pfn, was->live[n].nr);
+	for (n = 0; n < nr_log; n++)
+		restore_pfns(ck, log[n].pfn, log[n].nr);
+	if (was != ck)
+		for (n = 0; n < ck->nr_diff; n++)
+			restore_pfns(ck, ck->diff[n], 1);
+	return true;
+}
+
+void pb_checkpoint_restore(struct pb_checkpoint *ck)
 {
 	struct page_alloc_state now;
 	struct machine keep = machine;
 	size_t n;
 	int cpu;
 
-	page_alloc_save(&now);
-	zero_range(ck->alloc.low_end, now.low_end);
-	zero_range(now.deferred_init_end, ck->alloc.deferred_init_end);
-	for_each_saved_range(&ck->alloc, restore_range, (void *)ck);
+	if (!restore_memmap_since(ck)) {
+		page_alloc_save(&now);
+		zero_range(ck->alloc.low_end, now.low_end);
+		zero_range(now.deferred_init_end, ck->alloc.deferred_init_end);
+		for_each_saved_range(&ck->alloc, restore_range, (void *)ck);
+	}
 	for (n = 0; n < ck->nr_frames; n++)
 		memcpy(pfn_address(ck->frame_pfns[n]), ck->frames + n * PAGE_SIZE,
 		       PAGE_SIZE);
@@ -372,4 +567,7 @@ void pb_checkpoint_restore(const struct pb_checkpoint *ck)
 			memset(&cpu_tlbs[cpu], 0, sizeof(cpu_tlbs[cpu]));
 	}
 	memcpy(arena, ck->arena, ck->arena_used);
+	machine_is = ck;
+	machine_is_gen = ck->gen;
+	alloc_log_reset();
 }

@@ -753,6 +753,12 @@ struct page_alloc_state {
 	unsigned long deferred_init_end, low_end;
 };
 void page_alloc_save(struct page_alloc_state *st);
+struct alloc_log_entry {
+	unsigned long pfn, nr;
+};
+#define ALLOC_LOG_MAX 256
+const struct alloc_log_entry *alloc_log_read(unsigned int *nr);
+void alloc_log_reset(void);
 void page_alloc_restore(const struct page_alloc_state *st);
 /* The first block (pfn 0 .. the huge zero folio): below low_end, written. */
 #define MEMMAP_LOW_LIMIT HPAGE_PMD_NR

@@ -48,6 +48,37 @@ static unsigned long deferred_init_end;
  */
 static unsigned long low_end;
 
+/*
+ * Also for checkpoint.c: the blocks handed out since the log was last
+ * reset (at a checkpoint's save or restore), so that a restore can copy
+ * back only what may have been written since.  Every write to a struct
+ * page or folio of a frame that was free then lands in such a block (or
+ * on a free block's head, which the checkpoint knows).  More than
+ * ALLOC_LOG_MAX: overflowed, the restore copies everything.
+ */
+static struct alloc_log_entry alloc_log[ALLOC_LOG_MAX];
+static unsigned int nr_alloc_log;
+
+static void alloc_log_add(unsigned long pfn, unsigned int order)
+{
+	if (nr_alloc_log < ALLOC_LOG_MAX)
+		alloc_log[nr_alloc_log] =
+			(struct alloc_log_entry){ pfn, 1UL << order };
+	if (nr_alloc_log <= ALLOC_LOG_MAX)
+		nr_alloc_log++;
+}
+
+const struct alloc_log_entry *alloc_log_read(unsigned int *nr)
+{
+	*nr = nr_alloc_log;
+	return alloc_log;
+}
+
+void alloc_log_reset(void)
+{
+	nr_alloc_log = 0;
+}
+
 static void note_low_write(unsigned long pfn, unsigned long nr)
 {
 	if (pfn < MEMMAP_LOW_LIMIT && pfn + nr > low_end)
@@ -179,6 +210,7 @@ static unsigned long __alloc_block(unsigned int order)
 			return 0;
 		o = MAX_PAGE_ORDER;
 	}
+	alloc_log_add(pfn, o);
 	/* Split, returning the upper halves. */
 	while (o > order) {
 		o--;
@@ -209,6 +241,7 @@ int memmap_init(unsigned long bytes)
 	nr_free = 0;
 	allocated_folios = 0;
 	nr_table_frames = 0;
+	nr_alloc_log = 0;
 	low_end = 2;	/* pfn 0 and the zero page */
 	/*
 	 * The first block holds pfn 0 (never handed out, so 0 can mean

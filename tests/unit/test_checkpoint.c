@@ -193,6 +193,61 @@ out:
 	t_end("checkpoint: restored after a THP split, a fork and a write over the huge zero folio: the same digest, memmap and folios");
 }
 
+/*
+ * Two checkpoints of two states, restored in turn (as explore's two
+ * sides are): each restore copies only what may differ from the other,
+ * and must still give that checkpoint's memmap exactly.
+ */
+static void test_alternate(void)
+{
+	struct pb_checkpoint *ck[2] = { pb_checkpoint_alloc(),
+					pb_checkpoint_alloc() };
+	struct memmap_copy saved[2] = { { 0 }, { 0 } };
+	struct explore_digest d[2], now;
+	struct pb_proc *p0, *p1;
+	int i, round;
+
+	if (!EXPECT(ck[0] && ck[1]) || !t_begin_checkpoints())
+		goto out;
+	EXPECT_EQ(pb_set_thp_policy(PAGES(4), PB_THP_ALWAYS), 0);
+	EXPECT_EQ(pb_proc_create(&p0), 0);
+	EXPECT_EQ(pb_mmap(p0, A, PAGES(8), RW), 0);
+	EXPECT_EQ(pb_store(p0, 0, A, 0x11), 0);
+	EXPECT_EQ(pb_checkpoint_save(ck[0]), 0);
+	explore_model_digest(&d[0]);
+	if (!memmap_take(&saved[0]))
+		goto out;
+	EXPECT_EQ(pb_fork(p0, &p1), 0);
+	EXPECT_EQ(pb_store(p1, 0, A + PAGES(4), 0x22), 0);
+	EXPECT_EQ(pb_munmap(p0, A + PAGES(4), PAGES(4)), 0);
+	EXPECT_EQ(pb_checkpoint_save(ck[1]), 0);
+	explore_model_digest(&d[1]);
+	if (!memmap_take(&saved[1]))
+		goto out;
+	for (round = 0; round < 6; round++) {
+		i = round % 2;
+		pb_checkpoint_restore(ck[i]);
+		explore_model_digest(&now);
+		EXPECT_EQ(now.lo, d[i].lo);
+		EXPECT_EQ(now.hi, d[i].hi);
+		if (!EXPECT_EQ(memmap_differs(&saved[i]), -1))
+			tap_diag("round %d: pfn %ld differs", round,
+				 memmap_differs(&saved[i]));
+		EXPECT_CLEAN();
+		/* Something to undo at the next restore. */
+		EXPECT_EQ(pb_store(p0, 0, A + PAGES(round % 4), 0x30 + round), 0);
+	}
+	pb_checkpoint_restore(ck[1]);
+	pb_exit(p1);
+	pb_exit(p0);
+out:
+	for (i = 0; i < 2; i++) {
+		memmap_free(&saved[i]);
+		pb_checkpoint_free(ck[i]);
+	}
+	t_end("checkpoint: two checkpoints restored in turn, each the same digest and memmap");
+}
+
 /* Without pb_config.checkpoints there is nothing to save from. */
 static void test_needs_checkpoints(void)
 {
@@ -208,6 +263,7 @@ int main(void)
 {
 	test_restore_small();
 	test_restore_thp();
+	test_alternate();
 	test_needs_checkpoints();
 	return tap_done();
 }

@@ -73,7 +73,13 @@ struct parser {
 	 */
 	uint64_t (*has_region)[REGION_WORDS];
 	struct handle_state handles[SCN_MAX_HANDLES];
-	int region_hash[REGION_HASH_SIZE];	/* region id + 1, 0 if free */
+	/*
+	 * Region id + 1, 0 if free: open addressing, at most half full,
+	 * region_hash_size slots (a power of two up to REGION_HASH_SIZE),
+	 * grown as regions are declared.
+	 */
+	int *region_hash;
+	unsigned int region_hash_size;
 	const struct verb *verb;	/* statement being parsed */
 	char **tok;			/* the line's tokens, tok_cap of them */
 	int tok_cap;
@@ -267,29 +273,61 @@ static int find_handle(const struct scenario *s, const char *name)
 	return find_name(s->handle_names, s->nr_handles, name);
 }
 
-static unsigned int region_hash(const char *name)
+static unsigned int region_hash(const char *name, unsigned int size)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a */
 
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 16777619u;
-	return h & (REGION_HASH_SIZE - 1);
+	return h & (size - 1);
 }
 
 /* The id of region @name, or -1; *@slot is where it is or would go. */
 static int find_region_slot(const struct parser *p, const char *name,
 			    unsigned int *slot)
 {
-	unsigned int i = region_hash(name);
+	unsigned int i;
 	int id;
 
+	if (!p->region_hash) {		/* no region yet */
+		*slot = 0;
+		return -1;
+	}
+	i = region_hash(name, p->region_hash_size);
 	while ((id = p->region_hash[i] - 1) >= 0) {
 		if (!strcmp(p->s->regions[id].name, name))
 			break;
-		i = (i + 1) & (REGION_HASH_SIZE - 1);
+		i = (i + 1) & (p->region_hash_size - 1);
 	}
 	*slot = i;
 	return id;
+}
+
+/* Room for one more region in the hash, which stays at most half full. */
+static int region_hash_reserve(struct parser *p)
+{
+	unsigned int size = p->region_hash_size, i, slot;
+	int *old = p->region_hash, id;
+
+	if (2 * ((unsigned int)p->s->nr_regions + 1) <= size)
+		return 0;
+	size = size ? 2 * size : 16;
+	if (size > REGION_HASH_SIZE)
+		return 0;	/* SCN_MAX_REGIONS already refuses the next */
+	p->region_hash = calloc(size, sizeof(*p->region_hash));
+	if (!p->region_hash) {
+		p->region_hash = old;
+		return -ENOMEM;
+	}
+	p->region_hash_size = size;
+	for (i = 0; old && i < size / 2; i++) {
+		if ((id = old[i] - 1) < 0)
+			continue;
+		find_region_slot(p, p->s->regions[id].name, &slot);
+		p->region_hash[slot] = id + 1;
+	}
+	free(old);
+	return 0;
 }
 
 static int find_region(const struct parser *p, const char *name)
@@ -372,6 +410,8 @@ static int new_region(struct parser *p, const char *tok, unsigned long at,
 
 	if (check_name(p, "region", tok))
 		return -1;
+	if (region_hash_reserve(p))
+		return perr(p, "out of memory");
 	if (find_region_slot(p, tok, &slot) >= 0)
 		return perr(p, "region " TOK
 			    " already exists (region names are global)",
@@ -1413,12 +1453,14 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 		goto fail;
 	free(p->tok);
 	free(p->has_region);
+	free(p->region_hash);
 	free(p);
 	return s;
 fail:
 	if (p) {
 		free(p->tok);
 		free(p->has_region);
+		free(p->region_hash);
 	}
 	free(p);
 	scenario_free(s);

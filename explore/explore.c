@@ -1081,50 +1081,84 @@ static int fast_materialize(struct explorer *x, const struct seq *parent)
 	return ret;
 }
 
-static int compare_runs(struct explorer *x);
-
-/* The text after the header line (which names the variant). */
-static const char *record_body(const struct side_run *sr, size_t *len)
+/*
+ * What the child's record adds to its parent's, to compare: the header
+ * line, then the lines after @prefix_len (the new operation's and the
+ * observe's), their statements numbered from 1 as if they were a record
+ * of their own.  compare_records() compares statement by statement, each
+ * on its own (struct cmp holds nothing across statements), and the
+ * parent's statements agreed when the parent ran (they are its record's,
+ * word for word), so the child's records agree exactly when these agree;
+ * and they read back exactly when these do (the reader checks a
+ * statement's number against the count so far, and keeps nothing else
+ * across statements that the new lines depend on).
+ */
+static int new_part(const struct side_run *sr, size_t prefix_len,
+		    char **text, size_t *len)
 {
-	const char *nl = sr->record ? memchr(sr->record, '\n',
-					     sr->record_len) : NULL;
+	const char *c = sr->record, *end = sr->record + sr->record_len;
+	const char *nl = memchr(c, '\n', sr->record_len);
+	int number = 0;
+	FILE *f;
 
-	if (!nl) {
-		*len = 0;
-		return "";
+	*text = NULL;
+	if (!nl || prefix_len > sr->record_len)
+		return -EINVAL;
+	f = open_memstream(text, len);
+	if (!f)
+		return -ENOMEM;
+	fwrite(c, 1, (size_t)(nl + 1 - c), f);
+	for (c = sr->record + prefix_len; c < end; c = nl + 1) {
+		nl = memchr(c, '\n', (size_t)(end - c));
+		if (!nl)
+			nl = end - 1;
+		if (*c >= '0' && *c <= '9') {
+			while (*c >= '0' && *c <= '9')
+				c++;
+			fprintf(f, "%d", ++number);
+		}
+		fwrite(c, 1, (size_t)(nl + 1 - c), f);
 	}
-	*len = sr->record_len - (size_t)(nl + 1 - sr->record);
-	return nl + 1;
+	return fclose(f) ? -ENOMEM : 0;
 }
 
 /*
- * The two records say the same, word for word, below their headers: the
- * comparison would find nothing (compare_records() compares statement by
- * statement what the lines say, and a line agrees with itself under every
- * rule), so it is left out.
+ * compare_runs() on what the child added (new_part()): 0 when the two
+ * agree and read back, EXPLORE_FOUND when not (run again whole to say
+ * why), or a negative errno.  Two parts that say the same word for word
+ * are only read back: a line agrees with itself under every rule.
  */
-static bool same_records(const struct explorer *x)
+static int compare_new_parts(struct explorer *x)
 {
-	size_t a_len, b_len;
-	const char *a = record_body(&x->runs[0], &a_len);
-	const char *b = record_body(&x->runs[1], &b_len);
+	struct record *rec[2] = { NULL, NULL };
+	char *text[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 };
+	int i, ret = 0;
 
-	return a_len == b_len && !memcmp(a, b, a_len);
-}
+	for (i = 0; i < 2 && !ret; i++)
+		ret = new_part(&x->runs[i], x->sides[i]->parent_record_len,
+			       &text[i], &len[i]);
+	if (!ret) {
+		const char *a = memchr(text[0], '\n', len[0]);
+		const char *b = memchr(text[1], '\n', len[1]);
+		bool same = a && b && len[0] - (size_t)(a - text[0]) ==
+					      len[1] - (size_t)(b - text[1]) &&
+			    !memcmp(a, b, len[0] - (size_t)(a - text[0]));
 
-/*
- * What compare_runs() still finds in two such records: one that does not
- * read back (both do, or neither).  0 or EXPLORE_FOUND.
- */
-static int read_back(struct explorer *x)
-{
-	struct record *rec = record_parse(side_of(x, 0)->name,
-					  x->runs[0].record,
-					  x->runs[0].record_len,
-					  SCN_DEFAULT_PAGE_SIZE, NULL);
-
-	record_free(rec);
-	return rec ? 0 : EXPLORE_FOUND;
+		for (i = 0; i < (same ? 1 : 2) && !ret; i++) {
+			rec[i] = record_parse(side_of(x, i)->name, text[i],
+					      len[i], SCN_DEFAULT_PAGE_SIZE, NULL);
+			if (!rec[i])
+				ret = EXPLORE_FOUND;
+		}
+		if (!ret && !same)
+			ret = compare_records(rec[0], rec[1], x->o->rules, NULL);
+	}
+	for (i = 0; i < 2; i++) {
+		record_free(rec[i]);
+		free(text[i]);
+	}
+	return ret;
 }
 
 /*
@@ -1167,7 +1201,7 @@ static int run_both_fast(struct explorer *x, const struct seq *q)
 		if (x->runs[i].status != SCN_RUN_OK)
 			break;
 	if (i == 2) {
-		ret = same_records(x) ? read_back(x) : compare_runs(x);
+		ret = compare_new_parts(x);
 		if (ret != EXPLORE_FOUND)
 			return ret;
 	}

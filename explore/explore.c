@@ -32,9 +32,11 @@
  * with a child to run, the parent's operations run once from the
  * prelude's checkpoint and its state is saved per side; then each child
  * restores that state and runs only its new operation and the observe,
- * checked as a whole run would check them, and its record is the
- * parent's so far followed by those lines (scenario_run_part(): the same
- * lines a whole run prints).  Nothing is mapped, unmapped or fenced with
+ * the checker after the operation (the observe only reads: a check after
+ * it would see the same machine), and its record is the parent's so far
+ * followed by those lines (scenario_run_part(): the same lines a whole
+ * run prints).  The two records are compared on those new lines alone
+ * (compare_new_parts(): the parent's lines agreed when the parent ran).  Nothing is mapped, unmapped or fenced with
  * membarrier() per sequence.  Why this design: the replay it replaces
  * spent most of its time bringing a machine up and down (mmap/munmap of
  * the memmap, membarrier), the rest replaying prefixes; a checkpoint is a

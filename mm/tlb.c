@@ -34,7 +34,8 @@ void rcu_reader_registered(bool on)
  * registers after the fence below finds the tables already unlinked (its
  * registration's fence orders its walk after our unlinking).
  */
-static void synchronize_rcu_others(void)
+/* Not inlined: GCC's -Wtsan refuses a fence inlined from a function. */
+static __attribute__((noinline)) void synchronize_rcu_others(void)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&rcu_readers) - (rcu_reader_self ? 1 : 0) <= 0)

@@ -76,7 +76,20 @@ struct model {
 	uint64_t *region_bits;		/* every process's bitmap */
 	unsigned long *lens;		/* every process's lengths */
 	struct model_handle handles[SCN_MAX_HANDLES];
+	size_t nr_regions;		/* of regions and of each lens row */
 };
+
+/*
+ * The machine the backends created with opt.checkpoints share: up from
+ * the first start() to the last destroy(), and its state just after
+ * pb_init(), which every start() restores.
+ */
+static struct {
+	struct pb_checkpoint *boot;
+	unsigned long memory_bytes;
+	int users;
+	struct model *owner;	/* whose state the machine holds now */
+} shared;
 
 static struct model *to_model(struct backend *b)
 {
@@ -717,6 +730,8 @@ static void model_free_regions(struct model *m)
 static int model_reset(struct model *m, const struct scenario *s)
 {
 	size_t nr = s->nr_regions ? s->nr_regions : 1;
+	/* A restored run goes on with scenarios of more processes. */
+	int nr_procs = m->opt.checkpoints ? SCN_MAX_PROCS : s->nr_procs;
 	int i;
 
 	memset(m->procs, 0, sizeof(m->procs));
@@ -724,18 +739,56 @@ static int model_reset(struct model *m, const struct scenario *s)
 	m->cursor = MODEL_FIRST_ADDR;
 	m->region_words = (nr + 63) / 64;
 	m->regions = calloc(nr, sizeof(*m->regions));
-	m->region_bits = calloc((size_t)s->nr_procs * m->region_words,
+	m->region_bits = calloc((size_t)nr_procs * m->region_words,
 				sizeof(*m->region_bits));
-	m->lens = calloc((size_t)s->nr_procs * nr, sizeof(*m->lens));
+	m->lens = calloc((size_t)nr_procs * nr, sizeof(*m->lens));
 	if (!m->regions || !m->region_bits || !m->lens) {
 		model_free_regions(m);
 		return -ENOMEM;
 	}
-	for (i = 0; i < s->nr_procs; i++) {
+	m->nr_regions = nr;
+	for (i = 0; i < nr_procs; i++) {
 		m->procs[i].regions = m->region_bits + i * m->region_words;
 		m->procs[i].len = m->lens + i * nr;
 	}
 	return 0;
+}
+
+/* pb_init() the first time, the state just after it every other time. */
+static int shared_machine_boot(struct model *m)
+{
+	struct pb_config cfg = {
+		.memory_bytes = m->opt.memory_bytes, .checkpoints = true,
+	};
+	int ret;
+
+	if (shared.boot) {
+		if (shared.memory_bytes != m->opt.memory_bytes)
+			return -EBUSY;
+		pb_checkpoint_restore(shared.boot);
+		shared.owner = m;
+		return 0;
+	}
+	shared.boot = pb_checkpoint_alloc();
+	if (!shared.boot)
+		return -ENOMEM;
+	ret = pb_init(&cfg);
+	if (!ret)
+		ret = pb_checkpoint_save(shared.boot);
+	if (ret) {
+		pb_checkpoint_free(shared.boot);
+		shared.boot = NULL;
+		return ret;
+	}
+	shared.memory_bytes = m->opt.memory_bytes;
+	shared.owner = m;
+	return 0;
+}
+
+static void model_fini(struct model *m)
+{
+	if (!m->opt.checkpoints)
+		pb_fini();
 }
 
 static int model_start(struct backend *b, const struct scenario *s)
@@ -744,9 +797,20 @@ static int model_start(struct backend *b, const struct scenario *s)
 	struct pb_config cfg = { .memory_bytes = m->opt.memory_bytes };
 	int ret;
 
-	if (m->running)
+	if (m->running && !m->opt.checkpoints)
 		return -EBUSY;
-	ret = pb_init(&cfg);
+	/*
+	 * On the shared machine, a backend left running by a restore (its
+	 * state kept in checkpoints) just starts again: the machine goes
+	 * back to boot, and the processes it held with it.
+	 */
+	if (m->running) {
+		free(m->page_buf);
+		m->page_buf = NULL;
+		model_free_regions(m);
+		m->running = false;
+	}
+	ret = m->opt.checkpoints ? shared_machine_boot(m) : pb_init(&cfg);
 	if (ret)
 		return ret < 0 ? ret : -EIO;
 	pb_set_variant(&m->opt.variant);
@@ -779,7 +843,7 @@ fail:
 	free(m->page_buf);
 	m->page_buf = NULL;
 	model_free_regions(m);
-	pb_fini();
+	model_fini(m);
 	m->running = false;
 	return ret < 0 ? ret : -EIO;
 }
@@ -791,7 +855,15 @@ static int model_finish(struct backend *b)
 
 	if (!m->running)
 		return 0;
-	if (m->opt.before_teardown)
+	/*
+	 * Another backend's state is on the shared machine: this one's
+	 * processes live only in a checkpoint, and go with it.
+	 */
+	if (m->opt.checkpoints && shared.owner != m) {
+		memset(m->procs, 0, sizeof(m->procs));
+		memset(m->handles, 0, sizeof(m->handles));
+	}
+	if (m->opt.before_teardown && (!m->opt.checkpoints || shared.owner == m))
 		m->opt.before_teardown(m->opt.teardown_arg);
 	for (i = 0; i < SCN_MAX_HANDLES; i++)
 		release_handle(&m->handles[i]);
@@ -804,7 +876,7 @@ static int model_finish(struct backend *b)
 	free(m->page_buf);
 	m->page_buf = NULL;
 	model_free_regions(m);
-	pb_fini();
+	model_fini(m);
 	pb_stats_count_memmap_lines(false);
 	m->running = false;
 	return 0;
@@ -817,10 +889,141 @@ static unsigned long model_check(struct backend *b, FILE *report)
 
 static void model_destroy(struct backend *b)
 {
+	struct model *m = to_model(b);
+
 	if (!b)
 		return;
 	model_finish(b);
-	free(to_model(b));
+	if (m->opt.checkpoints && shared.owner == m)
+		shared.owner = NULL;
+	if (m->opt.checkpoints && !--shared.users && shared.boot) {
+		pb_fini();
+		pb_checkpoint_free(shared.boot);
+		shared.boot = NULL;
+	}
+	free(m);
+}
+
+/* ---- checkpoints ------------------------------------------------------ */
+
+struct model_checkpoint {
+	struct pb_checkpoint *machine;
+	struct pb_proc *procs[SCN_MAX_PROCS];
+	struct model_handle handles[SCN_MAX_HANDLES];
+	unsigned long cursor;
+	size_t nr_regions, region_words;
+	struct model_region *regions;
+	uint64_t *region_bits;
+	unsigned long *lens;
+};
+
+struct model_checkpoint *model_checkpoint_alloc(void)
+{
+	struct model_checkpoint *ck = calloc(1, sizeof(*ck));
+
+	if (ck && !(ck->machine = pb_checkpoint_alloc())) {
+		free(ck);
+		ck = NULL;
+	}
+	return ck;
+}
+
+static void model_checkpoint_free_regions(struct model_checkpoint *ck)
+{
+	free(ck->regions);
+	free(ck->region_bits);
+	free(ck->lens);
+	ck->regions = NULL;
+	ck->region_bits = NULL;
+	ck->lens = NULL;
+}
+
+void model_checkpoint_free(struct model_checkpoint *ck)
+{
+	if (!ck)
+		return;
+	pb_checkpoint_free(ck->machine);
+	model_checkpoint_free_regions(ck);
+	free(ck);
+}
+
+static size_t bits_bytes(size_t words)
+{
+	return SCN_MAX_PROCS * words * sizeof(uint64_t);
+}
+
+static size_t lens_bytes(size_t nr_regions)
+{
+	return SCN_MAX_PROCS * nr_regions * sizeof(unsigned long);
+}
+
+int model_backend_save(struct backend *b, struct model_checkpoint *ck)
+{
+	struct model *m = to_model(b);
+	int i, ret;
+
+	if (!m->opt.checkpoints || !m->running || shared.owner != m)
+		return -EINVAL;
+	ret = pb_checkpoint_save(ck->machine);
+	if (ret)
+		return ret;
+	if (ck->nr_regions != m->nr_regions ||
+	    ck->region_words != m->region_words || !ck->regions) {
+		model_checkpoint_free_regions(ck);
+		ck->regions = malloc(m->nr_regions * sizeof(*ck->regions));
+		ck->region_bits = malloc(bits_bytes(m->region_words));
+		ck->lens = malloc(lens_bytes(m->nr_regions));
+		if (!ck->regions || !ck->region_bits || !ck->lens) {
+			model_checkpoint_free_regions(ck);
+			return -ENOMEM;
+		}
+		ck->nr_regions = m->nr_regions;
+		ck->region_words = m->region_words;
+	}
+	for (i = 0; i < SCN_MAX_PROCS; i++)
+		ck->procs[i] = m->procs[i].pb;
+	memcpy(ck->handles, m->handles, sizeof(ck->handles));
+	ck->cursor = m->cursor;
+	memcpy(ck->regions, m->regions, m->nr_regions * sizeof(*ck->regions));
+	memcpy(ck->region_bits, m->region_bits, bits_bytes(m->region_words));
+	memcpy(ck->lens, m->lens, lens_bytes(m->nr_regions));
+	return 0;
+}
+
+int model_backend_restore(struct backend *b, const struct model_checkpoint *ck,
+			  const struct scenario *s)
+{
+	struct model *m = to_model(b);
+	size_t nr = s->nr_regions ? s->nr_regions : 1;
+	int i, ret;
+
+	if (!m->opt.checkpoints || !ck->regions || nr != ck->nr_regions ||
+	    s->nr_procs > SCN_MAX_PROCS || !m->page_size || !shared.boot)
+		return -EINVAL;
+	/* A backend finished since (a whole run in between) starts again. */
+	if (!m->running) {
+		m->s = s;
+		ret = model_reset(m, s);
+		if (ret)
+			return ret;
+		m->page_buf = malloc(m->page_size);
+		if (!m->page_buf) {
+			model_free_regions(m);
+			return -ENOMEM;
+		}
+		m->running = true;
+	}
+	pb_checkpoint_restore(ck->machine);
+	shared.owner = m;
+	m->s = s;
+	for (i = 0; i < SCN_MAX_PROCS; i++)
+		m->procs[i].pb = ck->procs[i];
+	memcpy(m->handles, ck->handles, sizeof(m->handles));
+	m->cursor = ck->cursor;
+	memcpy(m->regions, ck->regions, nr * sizeof(*m->regions));
+	memcpy(m->region_bits, ck->region_bits, bits_bytes(m->region_words));
+	memcpy(m->lens, ck->lens, lens_bytes(nr));
+	return 0;
 }
 
 static const struct backend_ops model_ops = {
@@ -848,6 +1051,8 @@ struct backend *model_backend_create(const struct model_options *opt)
 			return NULL;
 		}
 	}
+	if (m->opt.checkpoints)
+		shared.users++;
 	m->base.ops = &model_ops;
 	m->base.variant = m->opt.variant_name;
 	m->base.arch = "-";

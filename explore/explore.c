@@ -13,15 +13,47 @@
  * found is printed as a file `ptebatch run` reproduces.
  *
  * The search is breadth first, so what it finds is a shortest sequence.
- * One simulated machine exists per host process, so a sequence is always
- * replayed from the prelude: the two variants' states cannot be kept side
- * by side.  What keeps depth affordable is pruning: after each run the
- * pair of model states (state.c's digest of each machine) and the
- * sequence's own bookkeeping (who is alive, who holds which handle, the
- * next value written) form a key, and a sequence that reaches a key met
- * before is not extended - everything after it behaves as after the
- * earlier one, which has at least as many operations left.  Runs are
- * still compared even when pruned.
+ * What keeps depth affordable is pruning: after each run the pair of
+ * model states (state.c's digest of each machine) and the sequence's own
+ * bookkeeping (who is alive, who holds which handle, the next value
+ * written) form a key, and a sequence that reaches a key met before is
+ * not extended - everything after it behaves as after the earlier one,
+ * which has at least as many operations left.  Runs are still compared
+ * even when pruned.
+ *
+ * How a sequence runs.  One simulated machine exists per host process,
+ * so the two variants' states cannot be kept side by side; they are kept
+ * as checkpoints instead (mm/checkpoint.c: the machine's long-lived
+ * objects come from one arena, so a checkpoint is a copy of the arena's
+ * used bytes, the globals, the memmap entries ever written and the page
+ * tables' frames).  Both sides' backends share the machine
+ * (model_options.checkpoints) and swap their states in and out of it.
+ * The search goes level by level: for each frontier sequence (a parent)
+ * with a child to run, the parent's operations run once from the
+ * prelude's checkpoint and its state is saved per side; then each child
+ * restores that state and runs only its new operation and the observe,
+ * the checker after the operation (the observe only reads: a check after
+ * it would see the same machine), and its record is the parent's so far
+ * followed by those lines (scenario_run_part(): the same lines a whole
+ * run prints).  The two records are compared on those new lines alone
+ * (compare_new_parts(): the parent's lines agreed when the parent ran).  Nothing is mapped, unmapped or fenced with
+ * membarrier() per sequence.  Why this design: the replay it replaces
+ * spent most of its time bringing a machine up and down (mmap/munmap of
+ * the memmap, membarrier), the rest replaying prefixes; a checkpoint is a
+ * few memcpy()s, and the model itself is untouched - only where its
+ * objects are allocated.  The digest, the keys, the order of the search,
+ * the numbering and the records compared are those of the replay.
+ *
+ * Anything but agreement - a difference, a violation, a failed run - is
+ * run once more the ordinary way, from the prelude, and reported from
+ * that run, so the reproducer is the whole scenario with both whole
+ * records.  --check-all (every statement of every run checked: a
+ * prefix restored from a checkpoint does not run again) replays every
+ * sequence from the prelude, on the shared machine; so do
+ * --verify-pruning's extra runs.  PTEBATCH_EXPLORE_REPLAY=1 (not 0 or
+ * empty) takes the old path whole: every sequence replayed, on a machine
+ * brought up and down per run - the reference the tests hold the fast
+ * path to.
  *
  * --shard I/N cuts the search in N for N hosts or jobs: each runs every
  * depth but the last whole, and 1/N of the last (leaf_in_shard()).
@@ -438,6 +470,13 @@ struct side {
 	 * repeats that one exactly).
 	 */
 	int check_from;
+	/*
+	 * The fast path (below): the machine after the prelude and after
+	 * the parent being extended, and the record each printed so far.
+	 */
+	struct model_checkpoint *root, *parent;
+	char *root_record, *parent_record;
+	size_t root_record_len, parent_record_len;
 };
 
 static void side_digest(void *arg)
@@ -448,7 +487,7 @@ static void side_digest(void *arg)
 }
 
 static struct side *side_create(const struct explore_side *which,
-				unsigned long memory_bytes)
+				unsigned long memory_bytes, bool fast)
 {
 	struct side *side = calloc(1, sizeof(*side));
 	struct model_options mopt = {
@@ -457,12 +496,21 @@ static struct side *side_create(const struct explore_side *which,
 		.variant_name = which->name,
 		.before_teardown = side_digest,
 		.teardown_arg = side,
+		.checkpoints = fast,
 	};
 
 	if (!side)
 		return NULL;
 	side->model = model_backend_create(&mopt);
-	if (!side->model) {
+	if (fast && side->model) {
+		side->root = model_checkpoint_alloc();
+		side->parent = model_checkpoint_alloc();
+	}
+	if (!side->model || (fast && (!side->root || !side->parent))) {
+		if (side->model)
+			side->model->ops->destroy(side->model);
+		model_checkpoint_free(side->root);
+		model_checkpoint_free(side->parent);
 		free(side);
 		return NULL;
 	}
@@ -474,6 +522,10 @@ static void side_destroy(struct side *side)
 	if (!side)
 		return;
 	side->model->ops->destroy(side->model);
+	model_checkpoint_free(side->root);
+	model_checkpoint_free(side->parent);
+	free(side->root_record);
+	free(side->parent_record);
 	free(side);
 }
 
@@ -571,6 +623,14 @@ struct side_run {
 	char *record, *errors;
 	size_t record_len, errors_len;
 	int status;			/* scenario_run()'s */
+	bool borrowed;			/* record and errors are the streams' */
+};
+
+/* The fast path's record and error streams, one pair per side, reused. */
+struct part_stream {
+	FILE *f;
+	char *buf;
+	size_t len;
 };
 
 struct explorer {
@@ -591,6 +651,17 @@ struct explorer {
 	 * other shards run too, so a finding has one number in every shard.
 	 */
 	unsigned long ordinal;
+	/*
+	 * The fast path: extend a parent from its checkpoint (see the top
+	 * of the file).  The prelude's statements (without its observe),
+	 * the prelude scenario the root checkpoint was taken with, and the
+	 * frontier entry whose state is in each side's parent checkpoint.
+	 */
+	bool fast;
+	struct part_stream part_out[2], part_err[2];
+	int prelude_stmts;
+	struct scenario *root_scn;
+	const struct seq *materialized;
 };
 
 static const struct explore_side *side_of(const struct explorer *x, int i)
@@ -600,9 +671,35 @@ static const struct explore_side *side_of(const struct explorer *x, int i)
 
 static void side_run_free(struct side_run *sr)
 {
-	free(sr->record);
-	free(sr->errors);
+	if (!sr->borrowed) {
+		free(sr->record);
+		free(sr->errors);
+	}
 	memset(sr, 0, sizeof(*sr));
+}
+
+/* @ps emptied for a new part, opened the first time. */
+static FILE *part_stream_reset(struct part_stream *ps)
+{
+	if (!ps->f)
+		ps->f = open_memstream(&ps->buf, &ps->len);
+	else
+		rewind(ps->f);
+	return ps->f;
+}
+
+/* What was written since the reset, in buf and len; 0 or -ENOMEM. */
+static int part_stream_end(struct part_stream *ps)
+{
+	return fflush(ps->f) || ferror(ps->f) ? -ENOMEM : 0;
+}
+
+static void part_stream_close(struct part_stream *ps)
+{
+	if (ps->f)
+		fclose(ps->f);
+	free(ps->buf);
+	memset(ps, 0, sizeof(*ps));
 }
 
 static int run_side(struct explorer *x, int i, const struct scenario *s)
@@ -752,24 +849,26 @@ enum { SEQ_SEEN, SEQ_NEW, SEQ_FOUND };
  * violation or a failed run, or a negative errno.  The records stay in
  * x->runs, the digests in x->sides.
  */
-static int run_both(struct explorer *x, const struct seq *q)
+/* @q's scenario text in x->text, parsed into *@s. */
+static int parse_seq(struct explorer *x, const struct seq *q,
+		     struct scenario **s)
 {
-	struct scenario *s;
 	char *parse_errors = NULL;
 	size_t parse_errors_len = 0;
 	FILE *err;
-	int i, ret;
+	int ret;
 
+	*s = NULL;
 	ret = seq_text(&x->ab, q, x->text, sizeof(x->text));
 	if (ret)
 		return ret;
 	err = open_memstream(&parse_errors, &parse_errors_len);
 	if (!err)
 		return -ENOMEM;
-	s = scenario_parse_string("explore.scn", x->text, SCN_DEFAULT_PAGE_SIZE,
-				  err);
+	*s = scenario_parse_string("explore.scn", x->text, SCN_DEFAULT_PAGE_SIZE,
+				   err);
 	fclose(err);
-	if (!s) {
+	if (!*s) {
 		/* The generator wrote what the parser refuses: its bug. */
 		fprintf(x->out, "explore: the generated scenario does not"
 			" parse:\n%s%s", parse_errors ? parse_errors : "",
@@ -778,6 +877,17 @@ static int run_both(struct explorer *x, const struct seq *q)
 		return -EINVAL;
 	}
 	free(parse_errors);
+	return 0;
+}
+
+static int run_both(struct explorer *x, const struct seq *q)
+{
+	struct scenario *s;
+	int i, ret;
+
+	ret = parse_seq(x, q, &s);
+	if (ret)
+		return ret;
 	for (i = 0; i < 2; i++) {
 		/* The new operation and the observe after it; all of the
 		 * prelude's when there is no operation yet. */
@@ -814,18 +924,320 @@ static int run_both(struct explorer *x, const struct seq *q)
 	return ret;
 }
 
+/* ---- the fast path: extending a parent's checkpoint -------------------- */
+
+/*
+ * Statements [@from, @to) of @s on side @i's started backend, the record
+ * lines after @prefix in x->runs[i] (a whole run's record, as if the
+ * prefix's statements had printed it), the checks after statements
+ * numbered @check_from (0: none) up to @check_to.  A run that does not
+ * end well is run again whole, so it may stop at the first part.
+ */
+static int run_side_part(struct explorer *x, int i, const struct scenario *s,
+			 int from, int to, int check_from, int check_to,
+			 const char *prefix, size_t prefix_len)
+{
+	struct side_run *sr = &x->runs[i];
+	FILE *out, *err;
+	int ret;
+
+	side_run_free(sr);
+	out = part_stream_reset(&x->part_out[i]);
+	err = part_stream_reset(&x->part_err[i]);
+	if (!out || !err)
+		return -ENOMEM;
+	fwrite(prefix, 1, prefix_len, out);
+	/* Statement number N is s->stmts[N - 1]. */
+	if (check_from && check_to < to) {
+		sr->status = scenario_run_part(s, x->sides[i]->model, from,
+					       check_to, out, err, check_from);
+		from = check_to;
+		check_from = 0;
+	}
+	if (sr->status == SCN_RUN_OK && from < to)
+		sr->status = scenario_run_part(s, x->sides[i]->model, from,
+					       to, out, err, check_from);
+	ret = part_stream_end(&x->part_out[i]);
+	if (!ret)
+		ret = part_stream_end(&x->part_err[i]);
+	sr->record = x->part_out[i].buf;
+	sr->record_len = x->part_out[i].len;
+	sr->errors = x->part_err[i].buf;
+	sr->errors_len = x->part_err[i].len;
+	sr->borrowed = true;
+	return ret;
+}
+
+/* Keep x->runs[i]'s record as *@rec: what the next part follows. */
+static int take_record(struct explorer *x, int i, char **rec, size_t *len)
+{
+	const struct side_run *sr = &x->runs[i];
+	char *copy = malloc(sr->record_len + 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, sr->record, sr->record_len);
+	copy[sr->record_len] = '\0';
+	free(*rec);
+	*rec = copy;
+	*len = sr->record_len;
+	return 0;
+}
+
+/*
+ * A part that ran clean when it ran as a sequence of its own did not
+ * this time: the checkpoint did not bring back what it saved.
+ */
+static int replay_differs(struct explorer *x, int i)
+{
+	fprintf(x->out, "explore: under %s, replaying a sequence from a"
+		" checkpoint did not run as it did before:\n%s%.*s",
+		side_of(x, i)->name, x->text, (int)x->runs[i].errors_len,
+		x->runs[i].errors ? x->runs[i].errors : "");
+	return -EIO;
+}
+
+/*
+ * The root checkpoints: the prelude on each side, started as a whole run
+ * would start it, and its record so far.  Runs once, after the root
+ * sequence (prelude and observe) ran and was checked the ordinary way.
+ */
+static int fast_setup(struct explorer *x)
+{
+	struct seq root = { .len = 0, .ss = initial_state };
+	int i, ret;
+
+	ret = parse_seq(x, &root, &x->root_scn);
+	if (ret)
+		return ret;
+	x->prelude_stmts = x->root_scn->nr_stmts - 1;	/* all but observe */
+	for (i = 0; i < 2 && !ret; i++) {
+		struct side *side = x->sides[i];
+		struct side_run *sr = &x->runs[i];
+		FILE *out, *err;
+
+		side_run_free(sr);
+		out = open_memstream(&sr->record, &sr->record_len);
+		err = open_memstream(&sr->errors, &sr->errors_len);
+		if (!out || !err) {
+			if (out)
+				fclose(out);
+			if (err)
+				fclose(err);
+			return -ENOMEM;
+		}
+		sr->status = scenario_run_start(x->root_scn, side->model, out,
+						err);
+		if (sr->status == SCN_RUN_OK)
+			sr->status = scenario_run_part(x->root_scn, side->model,
+						       0, x->prelude_stmts, out,
+						       err, 0);
+		ret = fclose(out) | fclose(err) ? -ENOMEM : 0;
+		if (!ret && sr->status != SCN_RUN_OK)
+			ret = replay_differs(x, i);
+		if (!ret)
+			ret = model_backend_save(side->model, side->root);
+		if (!ret)
+			ret = take_record(x, i, &side->root_record,
+					  &side->root_record_len);
+	}
+	return ret;
+}
+
+/*
+ * Bring @parent's state into each side's parent checkpoint: from the
+ * root, its operations run once more (unchecked: they were checked when
+ * @parent ran), and its record so far is kept for its children.
+ */
+static int fast_materialize(struct explorer *x, const struct seq *parent)
+{
+	struct scenario *s;
+	int i, ret;
+
+	if (x->materialized == parent)
+		return 0;
+	x->materialized = NULL;
+	ret = parse_seq(x, parent, &s);
+	if (ret)
+		return ret;
+	for (i = 0; i < 2 && !ret; i++) {
+		struct side *side = x->sides[i];
+
+		ret = model_backend_restore(side->model, side->root, s);
+		if (!ret)
+			ret = run_side_part(x, i, s, x->prelude_stmts,
+					    s->nr_stmts - 1, 0, 0,
+					    side->root_record,
+					    side->root_record_len);
+		if (!ret && x->runs[i].status != SCN_RUN_OK)
+			ret = replay_differs(x, i);
+		if (!ret)
+			ret = model_backend_save(side->model, side->parent);
+		if (!ret)
+			ret = take_record(x, i, &side->parent_record,
+					  &side->parent_record_len);
+	}
+	scenario_free(s);
+	if (!ret)
+		x->materialized = parent;
+	return ret;
+}
+
+/*
+ * What the child's record adds to its parent's, to compare: the header
+ * line, then the lines after @prefix_len (the new operation's and the
+ * observe's), their statements numbered from 1 as if they were a record
+ * of their own.  compare_records() compares statement by statement, each
+ * on its own (struct cmp holds nothing across statements), and the
+ * parent's statements agreed when the parent ran (they are its record's,
+ * word for word), so the child's records agree exactly when these agree;
+ * and they read back exactly when these do (the reader checks a
+ * statement's number against the count so far, and keeps nothing else
+ * across statements that the new lines depend on).
+ */
+static int new_part(const struct side_run *sr, size_t prefix_len,
+		    char **text, size_t *len)
+{
+	const char *c = sr->record, *end = sr->record + sr->record_len;
+	const char *nl = memchr(c, '\n', sr->record_len);
+	int number = 0;
+	FILE *f;
+
+	*text = NULL;
+	if (!nl || prefix_len > sr->record_len)
+		return -EINVAL;
+	f = open_memstream(text, len);
+	if (!f)
+		return -ENOMEM;
+	fwrite(c, 1, (size_t)(nl + 1 - c), f);
+	for (c = sr->record + prefix_len; c < end; c = nl + 1) {
+		nl = memchr(c, '\n', (size_t)(end - c));
+		if (!nl)
+			nl = end - 1;
+		if (*c >= '0' && *c <= '9') {
+			while (*c >= '0' && *c <= '9')
+				c++;
+			fprintf(f, "%d", ++number);
+		}
+		fwrite(c, 1, (size_t)(nl + 1 - c), f);
+	}
+	return fclose(f) ? -ENOMEM : 0;
+}
+
+/*
+ * compare_runs() on what the child added (new_part()): 0 when the two
+ * agree and read back, EXPLORE_FOUND when not (run again whole to say
+ * why), or a negative errno.  Two parts that say the same word for word
+ * are only read back: a line agrees with itself under every rule.
+ */
+static int compare_new_parts(struct explorer *x)
+{
+	struct record *rec[2] = { NULL, NULL };
+	char *text[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 };
+	int i, ret = 0;
+
+	for (i = 0; i < 2 && !ret; i++)
+		ret = new_part(&x->runs[i], x->sides[i]->parent_record_len,
+			       &text[i], &len[i]);
+	if (!ret) {
+		const char *a = memchr(text[0], '\n', len[0]);
+		const char *b = memchr(text[1], '\n', len[1]);
+		bool same = a && b && len[0] - (size_t)(a - text[0]) ==
+					      len[1] - (size_t)(b - text[1]) &&
+			    !memcmp(a, b, len[0] - (size_t)(a - text[0]));
+
+		for (i = 0; i < (same ? 1 : 2) && !ret; i++) {
+			rec[i] = record_parse(side_of(x, i)->name, text[i],
+					      len[i], SCN_DEFAULT_PAGE_SIZE, NULL);
+			if (!rec[i])
+				ret = EXPLORE_FOUND;
+		}
+		if (!ret && !same)
+			ret = compare_records(rec[0], rec[1], x->o->rules, NULL);
+	}
+	for (i = 0; i < 2; i++) {
+		record_free(rec[i]);
+		free(text[i]);
+	}
+	return ret;
+}
+
+/*
+ * run_both() for @q, a child of the materialized parent: each side
+ * restores the parent's checkpoint and runs only the new operation and
+ * the observe, checked as run_both() checks them; the record is the
+ * parent's so far and those lines.  Anything but agreement is run again
+ * the ordinary way, from the prelude, and reported by run_both(): the
+ * reproducer printed is the whole scenario's.
+ */
+static int run_both_fast(struct explorer *x, const struct seq *q)
+{
+	struct scenario *s;
+	int i, ret;
+
+	ret = parse_seq(x, q, &s);
+	if (ret)
+		return ret;
+	for (i = 0; i < 2 && !ret; i++) {
+		struct side *side = x->sides[i];
+
+		ret = model_backend_restore(side->model, side->parent, s);
+		/*
+		 * The new operation, checked; then the observe, which only
+		 * reads the machine (pb_observe()): a check after it would
+		 * see what the check before it saw.
+		 */
+		if (!ret)
+			ret = run_side_part(x, i, s, s->nr_stmts - 2,
+					    s->nr_stmts, s->nr_stmts - 1,
+					    s->nr_stmts - 1, side->parent_record,
+					    side->parent_record_len);
+		if (!ret)
+			explore_model_digest(&side->digest);
+	}
+	scenario_free(s);
+	if (ret)
+		return ret;
+	for (i = 0; i < 2; i++)
+		if (x->runs[i].status != SCN_RUN_OK)
+			break;
+	if (i == 2) {
+		ret = compare_new_parts(x);
+		if (ret != EXPLORE_FOUND)
+			return ret;
+	}
+	/* Found: the machines' states go, the parent's must come back. */
+	x->materialized = NULL;
+	ret = run_both(x, q);
+	if (ret == 0) {
+		fprintf(x->out, "explore: a sequence run from its parent's"
+			" checkpoint and the same run from the prelude do not"
+			" agree:\n%s", x->text);
+		return -EIO;
+	}
+	return ret;
+}
+
 /*
  * Run @q and file its state: SEQ_NEW, SEQ_SEEN (*rep: the sequence that
- * met the state first), SEQ_FOUND or a negative errno.
+ * met the state first), SEQ_FOUND or a negative errno.  @parent: the
+ * sequence @q extends by one operation, NULL for the root.
  */
 static int run_sequence(struct explorer *x, const struct seq *q,
-			const struct seq **rep)
+			const struct seq *parent, const struct seq **rep)
 {
 	int ret;
 
 	x->r->sequences++;
 	x->ordinal++;
-	ret = run_both(x, q);
+	if (x->fast && parent) {
+		ret = fast_materialize(x, parent);
+		if (!ret)
+			ret = run_both_fast(x, q);
+	} else {
+		ret = run_both(x, q);
+	}
 	if (ret)
 		return ret;
 	ret = key_set_add(&x->seen, state_key(x, q), q, rep);
@@ -930,6 +1342,18 @@ static int verify_pruned(struct explorer *x, const struct seq *pruned,
 
 /* ---- the search ------------------------------------------------------- */
 
+/*
+ * PTEBATCH_EXPLORE_REPLAY=1: the old path, every sequence replayed from
+ * the prelude on a machine of its own (the reference the tests compare
+ * the fast path with).
+ */
+static bool explore_replay_forced(void)
+{
+	const char *replay = getenv("PTEBATCH_EXPLORE_REPLAY");
+
+	return replay && *replay && strcmp(replay, "0");
+}
+
 static bool sharded(const struct explore_options *o)
 {
 	return o->nr_shards > 1;
@@ -1022,7 +1446,7 @@ static int explore_level(struct explorer *x, int depth, const struct seq *fronti
 				x->r->last_run++;
 			ret = seq_extend(&x->ab, &frontier[i], op, &q);
 			if (!ret)
-				ret = run_sequence(x, &q, &rep);
+				ret = run_sequence(x, &q, &frontier[i], &rep);
 			if (ret == SEQ_SEEN && x->o->verify_pruning &&
 			    depth < x->o->depth) {
 				x->r->pruned++;
@@ -1086,6 +1510,7 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	struct seq *frontier, *next = NULL;
 	size_t nr, nr_next = 0;
 	int depth, i, ret = -ENOMEM;
+	bool shared;
 
 	memset(r, 0, sizeof(*r));
 	if (o->depth < 1 || o->depth > EXPLORE_MAX_DEPTH ||
@@ -1100,19 +1525,28 @@ int explore(const struct explore_options *o, struct explore_result *r,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &x.start);
 	alphabet_init(&x.ab, o->thp);
+	shared = !explore_replay_forced();
+	/* A prefix restored from a checkpoint is not checked again. */
+	x.fast = shared && !o->check_all;
 	for (i = 0; i < 2; i++) {
-		x.sides[i] = side_create(side_of(&x, i), o->memory_bytes);
+		x.sides[i] = side_create(side_of(&x, i), o->memory_bytes,
+					 shared);
 		if (!x.sides[i])
 			goto out;
 	}
 
 	/* The prelude alone: the state everything starts from. */
-	ret = run_sequence(&x, &root, &rep);
+	ret = run_sequence(&x, &root, NULL, &rep);
 	if (ret < 0)
 		goto out;
 	if (ret == SEQ_FOUND) {
 		ret = EXPLORE_FOUND;
 		goto out;
+	}
+	if (x.fast) {
+		ret = fast_setup(&x);
+		if (ret)
+			goto out;
 	}
 	r->states = 1;
 	frontier = malloc(sizeof(*frontier));
@@ -1142,8 +1576,11 @@ out:
 	for (i = 0; i < 2; i++) {
 		side_destroy(x.sides[i]);
 		side_run_free(&x.runs[i]);
+		part_stream_close(&x.part_out[i]);
+		part_stream_close(&x.part_err[i]);
 	}
 	free(x.explain);
 	key_set_free(&x.seen);
+	scenario_free(x.root_scn);
 	return ret;
 }

@@ -24,6 +24,11 @@
 struct pb_config {
 	/* Bytes of simulated physical memory; 0 selects the default. */
 	unsigned long memory_bytes;
+	/*
+	 * Allow pb_checkpoint_save(): the machine's long-lived objects come
+	 * from one arena (mm/checkpoint.c) instead of the C heap.
+	 */
+	bool checkpoints;
 };
 
 #define PB_DEFAULT_MEMORY (4UL << 30)
@@ -69,6 +74,21 @@ void pb_thread_unregister(void);
  * another runs pb_check() calls it first; unregistering does it too.
  */
 void pb_thread_quiesce(void);
+
+/*
+ * The whole machine's state, saved and restored in this process
+ * (mm/checkpoint.c): on a machine brought up with pb_config.checkpoints,
+ * at a quiescent point, with no thread registered but the caller.
+ * pb_checkpoint_save() reuses @ck's buffers; it returns 0, -EINVAL
+ * (checkpoints not enabled) or -ENOMEM.  A restored machine is the saved
+ * one: the same objects at the same addresses, so the pb_proc and
+ * pb_pages pointers held at the save are valid again.
+ */
+struct pb_checkpoint;
+struct pb_checkpoint *pb_checkpoint_alloc(void);
+int pb_checkpoint_save(struct pb_checkpoint *ck);
+void pb_checkpoint_restore(struct pb_checkpoint *ck);
+void pb_checkpoint_free(struct pb_checkpoint *ck);
 
 unsigned long pb_page_size(void);
 unsigned long pb_pmd_size(void);

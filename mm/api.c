@@ -22,10 +22,16 @@ struct pb_pages {
 	bool held;			/* gp.nr references are taken */
 };
 
-void pb_thread_register(void) { rcu_register_thread(); }
+void pb_thread_register(void)
+{
+	rcu_register_thread();
+	rcu_reader_registered(true);
+}
+
 void pb_thread_unregister(void)
 {
 	node_stat_flush();
+	rcu_reader_registered(false);
 	rcu_unregister_thread();
 }
 
@@ -48,13 +54,18 @@ int pb_init(const struct pb_config *cfg)
 	memset(cpu_tlbs, 0, sizeof(cpu_tlbs));
 	pb_variant_preset(PB_DEFAULT_VARIANT, &machine.variant);
 	node_stat_reset();
+	if (cfg && cfg->checkpoints)
+		arena_enable();
 	rcu_register_thread();
+	rcu_reader_registered(true);
 	return 0;
 }
 
 void pb_fini(void)
 {
+	rcu_reader_registered(false);
 	rcu_unregister_thread();
+	arena_disable();
 	memmap_exit();
 }
 
@@ -79,7 +90,7 @@ int pb_set_thp_policy(unsigned long size, enum pb_thp_policy policy)
 
 int pb_proc_create(struct pb_proc **out)
 {
-	struct pb_proc *p = calloc(1, sizeof(*p));
+	struct pb_proc *p = kzalloc(sizeof(*p));
 
 	if (!p)
 		return -ENOMEM;
@@ -87,7 +98,7 @@ int pb_proc_create(struct pb_proc **out)
 	kernel_enter();
 	p->mm = mm_alloc();
 	if (!p->mm) {
-		free(p);
+		kfree(p);
 		return -ENOMEM;
 	}
 	*out = p;
@@ -99,7 +110,7 @@ int pb_proc_create(struct pb_proc **out)
 
 int pb_fork(struct pb_proc *parent, struct pb_proc **child)
 {
-	struct pb_proc *c = calloc(1, sizeof(*c));
+	struct pb_proc *c = kzalloc(sizeof(*c));
 	int err;
 
 	if (!c)
@@ -108,7 +119,7 @@ int pb_fork(struct pb_proc *parent, struct pb_proc **child)
 	AS_TASK(parent);
 	err = dup_mm(parent->mm, &c->mm);
 	if (err) {
-		free(c);
+		kfree(c);
 		return err;
 	}
 	*child = c;
@@ -122,7 +133,7 @@ void pb_exit(struct pb_proc *proc)
 	exit_mmap(proc->mm);
 	current_task = NULL;
 	mm_free(proc->mm);
-	free(proc);
+	kfree(proc);
 }
 
 unsigned long pb_proc_faults(const struct pb_proc *proc)
@@ -262,13 +273,14 @@ int pb_store(struct pb_proc *proc, int cpu, unsigned long addr, uint8_t val)
 
 struct pb_pages *pb_pages_alloc(unsigned long capacity)
 {
-	struct pb_pages *pp = calloc(1, sizeof(*pp));
+	struct pb_pages *pp = kzalloc(sizeof(*pp));
 
 	if (!pp)
 		return NULL;
-	pp->gp.pages = calloc(capacity ? capacity : 1, sizeof(struct page *));
+	pp->gp.pages = capacity > SIZE_MAX / sizeof(struct page *) ? NULL :
+		       kzalloc((capacity ? capacity : 1) * sizeof(struct page *));
 	if (!pp->gp.pages) {
-		free(pp);
+		kfree(pp);
 		return NULL;
 	}
 	pp->capacity = capacity;
@@ -281,8 +293,8 @@ void pb_pages_free(struct pb_pages *pages)
 		return;
 	if (pages->held)
 		pb_pages_put(pages, false);
-	free(pages->gp.pages);
-	free(pages);
+	kfree(pages->gp.pages);
+	kfree(pages);
 }
 
 int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,

@@ -725,5 +725,47 @@ void gup_track(struct gup_pages *gp);
 void gup_untrack(struct gup_pages *gp);
 void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
 			  void *arg);
+struct registry_state {
+	struct mm_struct **mm_registry;
+	int nr_mm_registry, cap_mm_registry;
+	struct gup_pages **tracked;
+	unsigned long nr_tracked, cap_tracked;
+};
+void registry_save(struct registry_state *st);
+void registry_restore(const struct registry_state *st);
+
+/*
+ * checkpoint.c: the model's own allocator for what lives as long as a
+ * process, an mm, a VMA or a GUP result does.  Plain calloc/realloc/free
+ * unless the machine was brought up with pb_config.checkpoints, when they
+ * come from one arena that pb_checkpoint_save() copies whole.
+ */
+void *kzalloc(size_t size);
+void *krealloc(void *p, size_t size);
+void kfree(void *p);
+void arena_enable(void);
+void arena_disable(void);
+
+/* page_alloc.c: the allocator's globals, for a checkpoint. */
+struct page_alloc_state {
+	unsigned long free_list[MAX_PAGE_ORDER + 1];
+	unsigned long nr_free, allocated_folios, nr_table_frames, nr_reserved;
+	unsigned long deferred_init_end, low_end;
+};
+void page_alloc_save(struct page_alloc_state *st);
+struct alloc_log_entry {
+	unsigned long pfn, nr;
+};
+#define ALLOC_LOG_MAX 256
+const struct alloc_log_entry *alloc_log_read(unsigned int *nr);
+void alloc_log_reset(void);
+void page_alloc_restore(const struct page_alloc_state *st);
+/* The first block (pfn 0 .. the huge zero folio): below low_end, written. */
+#define MEMMAP_LOW_LIMIT HPAGE_PMD_NR
+
+/* tlb.c */
+void rcu_reader_registered(bool on);
+int tlb_skip_flushes_get(void);
+void tlb_skip_flushes_set(int n);
 
 #endif /* MM_INTERNAL_H */

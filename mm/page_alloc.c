@@ -39,6 +39,51 @@ static unsigned long nr_reserved;	/* never handed out */
  * order, as a memmap set up at once.
  */
 static unsigned long deferred_init_end;
+/*
+ * The model's own, for a checkpoint (checkpoint.c): every struct page of
+ * the first block (below MEMMAP_LOW_LIMIT) that the allocator has
+ * written since boot lies below this - a free block's head, a block
+ * handed out - so a checkpoint copies that much of the memmap and no
+ * more; above it, up to the huge zero folio, the memmap is untouched.
+ */
+static unsigned long low_end;
+
+/*
+ * Also for checkpoint.c: the blocks handed out since the log was last
+ * reset (at a checkpoint's save or restore), so that a restore can copy
+ * back only what may have been written since.  Every write to a struct
+ * page or folio of a frame that was free then lands in such a block (or
+ * on a free block's head, which the checkpoint knows).  More than
+ * ALLOC_LOG_MAX: overflowed, the restore copies everything.
+ */
+static struct alloc_log_entry alloc_log[ALLOC_LOG_MAX];
+static unsigned int nr_alloc_log;
+
+static void alloc_log_add(unsigned long pfn, unsigned int order)
+{
+	if (nr_alloc_log < ALLOC_LOG_MAX)
+		alloc_log[nr_alloc_log] =
+			(struct alloc_log_entry){ pfn, 1UL << order };
+	if (nr_alloc_log <= ALLOC_LOG_MAX)
+		nr_alloc_log++;
+}
+
+const struct alloc_log_entry *alloc_log_read(unsigned int *nr)
+{
+	*nr = nr_alloc_log;
+	return alloc_log;
+}
+
+void alloc_log_reset(void)
+{
+	nr_alloc_log = 0;
+}
+
+static void note_low_write(unsigned long pfn, unsigned long nr)
+{
+	if (pfn < MEMMAP_LOW_LIMIT && pfn + nr > low_end)
+		low_end = min(pfn + nr, (unsigned long)MEMMAP_LOW_LIMIT);
+}
 
 static void prep_folio(unsigned long pfn, unsigned int order);
 
@@ -65,6 +110,7 @@ static void list_add_block(unsigned long pfn, unsigned int order)
 	struct page *page = pfn_to_page(pfn);
 	unsigned long head = free_list[order];
 
+	note_low_write(pfn, 1);
 	page->buddy.order = order;
 	page->buddy.prev = 0;
 	page->buddy.next = head;
@@ -164,12 +210,14 @@ static unsigned long __alloc_block(unsigned int order)
 			return 0;
 		o = MAX_PAGE_ORDER;
 	}
+	alloc_log_add(pfn, o);
 	/* Split, returning the upper halves. */
 	while (o > order) {
 		o--;
 		list_add_block(pfn + (1UL << o), o);
 	}
 	nr_free -= 1UL << order;
+	note_low_write(pfn, 1UL << order);
 	return pfn;
 }
 
@@ -193,6 +241,8 @@ int memmap_init(unsigned long bytes)
 	nr_free = 0;
 	allocated_folios = 0;
 	nr_table_frames = 0;
+	nr_alloc_log = 0;
+	low_end = 2;	/* pfn 0 and the zero page */
 	/*
 	 * The first block holds pfn 0 (never handed out, so 0 can mean
 	 * "none") and the zero page; the second is the huge zero folio.
@@ -227,6 +277,29 @@ void memmap_exit(void)
 	machine.folio_map = NULL;
 	machine.frames = NULL;
 	machine.nr_frames = 0;
+}
+
+/* At a quiescent point: the globals above, for checkpoint.c. */
+void page_alloc_save(struct page_alloc_state *st)
+{
+	memcpy(st->free_list, free_list, sizeof(free_list));
+	st->nr_free = nr_free;
+	st->allocated_folios = allocated_folios;
+	st->nr_table_frames = nr_table_frames;
+	st->nr_reserved = nr_reserved;
+	st->deferred_init_end = deferred_init_end;
+	st->low_end = low_end;
+}
+
+void page_alloc_restore(const struct page_alloc_state *st)
+{
+	memcpy(free_list, st->free_list, sizeof(free_list));
+	nr_free = st->nr_free;
+	allocated_folios = st->allocated_folios;
+	nr_table_frames = st->nr_table_frames;
+	nr_reserved = st->nr_reserved;
+	deferred_init_end = st->deferred_init_end;
+	low_end = st->low_end;
 }
 
 unsigned long nr_free_frames(void)

@@ -21,7 +21,7 @@ void mm_registry_add(struct mm_struct *mm)
 	pthread_mutex_lock(&mm_registry_lock);
 	if (nr_mm_registry == cap_mm_registry) {
 		int cap = cap_mm_registry ? 2 * cap_mm_registry : 16;
-		struct mm_struct **n = realloc(mm_registry, cap * sizeof(*n));
+		struct mm_struct **n = krealloc(mm_registry, cap * sizeof(*n));
 
 		if (!n)
 			abort();	/* host out of memory: not a model state */
@@ -46,7 +46,7 @@ void mm_registry_del(struct mm_struct *mm)
 		}
 	}
 	if (!nr_mm_registry) {
-		free(mm_registry);
+		kfree(mm_registry);
 		mm_registry = NULL;
 		cap_mm_registry = 0;
 	}
@@ -76,7 +76,7 @@ void gup_track(struct gup_pages *gp)
 	pthread_mutex_lock(&gup_track_lock);
 	if (nr_tracked == cap_tracked) {
 		unsigned long cap = cap_tracked ? 2 * cap_tracked : 16;
-		struct gup_pages **n = realloc(tracked, cap * sizeof(*n));
+		struct gup_pages **n = krealloc(tracked, cap * sizeof(*n));
 
 		if (!n)
 			abort();	/* host out of memory */
@@ -99,7 +99,7 @@ void gup_untrack(struct gup_pages *gp)
 		}
 	}
 	if (!nr_tracked) {
-		free(tracked);
+		kfree(tracked);
 		tracked = NULL;
 		cap_tracked = 0;
 	}
@@ -115,4 +115,26 @@ void gup_for_each_tracked(void (*fn)(struct gup_pages *gp, void *arg),
 	for (i = 0; i < nr_tracked; i++)
 		fn(tracked[i], arg);
 	pthread_mutex_unlock(&gup_track_lock);
+}
+
+/* ---- checkpoints (checkpoint.c): the lists, kept in the arena ---- */
+
+void registry_save(struct registry_state *st)
+{
+	st->mm_registry = mm_registry;
+	st->nr_mm_registry = nr_mm_registry;
+	st->cap_mm_registry = cap_mm_registry;
+	st->tracked = tracked;
+	st->nr_tracked = nr_tracked;
+	st->cap_tracked = cap_tracked;
+}
+
+void registry_restore(const struct registry_state *st)
+{
+	mm_registry = st->mm_registry;
+	nr_mm_registry = st->nr_mm_registry;
+	cap_mm_registry = st->cap_mm_registry;
+	tracked = st->tracked;
+	nr_tracked = st->nr_tracked;
+	cap_tracked = st->cap_tracked;
 }

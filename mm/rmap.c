@@ -28,7 +28,7 @@ void anon_vma_put(struct anon_vma *av)
 	if (av && atomic_fetch_sub(&av->refcount, 1) == 1) {
 		struct anon_vma *root = av->root;
 
-		free(av);
+		kfree(av);
 		if (root != av)
 			anon_vma_put(root);
 	}
@@ -47,7 +47,7 @@ int anon_vma_prepare(struct vm_area_struct *vma)
 	/* Acquire: pairs with the release below, the anon_vma is ready. */
 	if (likely(atomic_load_explicit(&vma->anon_vma, memory_order_acquire)))
 		return 0;
-	av = calloc(1, sizeof(*av));
+	av = kzalloc(sizeof(*av));
 	if (!av)
 		return -ENOMEM;
 	av->root = av;
@@ -63,7 +63,7 @@ int anon_vma_prepare(struct vm_area_struct *vma)
 		av = NULL;
 	}
 	spin_unlock(&mm->page_table_lock);
-	free(av);
+	kfree(av);
 	return 0;
 }
 
@@ -74,7 +74,7 @@ struct anon_vma *anon_vma_fork(struct vm_area_struct *vma)
 
 	if (!vma->anon_vma)
 		return NULL;
-	av = calloc(1, sizeof(*av));
+	av = kzalloc(sizeof(*av));
 	if (!av)
 		return NULL;
 	av->root = anon_vma_get(vma->anon_vma->root);

@@ -9,7 +9,51 @@
 struct cpu_tlb cpu_tlbs[NR_CPUS];
 static atomic_int skip_flushes;
 
+/*
+ * The threads registered with RCU (pb_init()'s, pb_thread_register()'s),
+ * and whether the calling one is: the model's own, so that a grace
+ * period with no other reader can be skipped (synchronize_rcu() would
+ * still issue membarrier() for the caller itself).
+ */
+static atomic_int rcu_readers;
+static _Thread_local bool rcu_reader_self;
+
+void rcu_reader_registered(bool on)
+{
+	if (on == rcu_reader_self)
+		return;
+	rcu_reader_self = on;
+	atomic_fetch_add(&rcu_readers, on ? 1 : -1);
+	/* Pairs with the fence in synchronize_rcu_others(). */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/*
+ * synchronize_rcu(), skipped when no other thread is registered: only a
+ * registered thread can be in a read-side section, and one that
+ * registers after the fence below finds the tables already unlinked (its
+ * registration's fence orders its walk after our unlinking).
+ */
+/* Not inlined: GCC's -Wtsan refuses a fence inlined from a function. */
+static __attribute__((noinline)) void synchronize_rcu_others(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&rcu_readers) - (rcu_reader_self ? 1 : 0) <= 0)
+		return;
+	synchronize_rcu();
+}
+
 void tlb_debug_skip_flushes(int n)
+{
+	atomic_store(&skip_flushes, n);
+}
+
+int tlb_skip_flushes_get(void)
+{
+	return atomic_load(&skip_flushes);
+}
+
+void tlb_skip_flushes_set(int n)
 {
 	atomic_store(&skip_flushes, n);
 }
@@ -145,7 +189,7 @@ void tlb_flush_mmu(struct mmu_gather *tlb)
 	tlb->nr_refs = 0;
 	if (tlb->table_list) {
 		/* Lockless walkers (GUP-fast) must be out of the tables. */
-		synchronize_rcu();
+		synchronize_rcu_others();
 		while (tlb->table_list) {
 			unsigned long pfn = tlb->table_list;
 

@@ -15,13 +15,13 @@
 
 struct mm_struct *mm_alloc(void)
 {
-	struct mm_struct *mm = calloc(1, sizeof(*mm));
+	struct mm_struct *mm = kzalloc(sizeof(*mm));
 
 	if (!mm)
 		return NULL;
 	mm->pgd_pfn = pgd_alloc();
 	if (!mm->pgd_pfn) {
-		free(mm);
+		kfree(mm);
 		return NULL;
 	}
 	mm->pgd = pfn_address(mm->pgd_pfn);
@@ -37,14 +37,14 @@ struct mm_struct *mm_alloc(void)
 void mm_free(struct mm_struct *mm)
 {
 	mm_registry_del(mm);
-	free(mm->vmas);
+	kfree(mm->vmas);
 	pthread_rwlock_destroy(&mm->mmap_lock);
-	free(mm);
+	kfree(mm);
 }
 
 struct vm_area_struct *vm_area_alloc(struct mm_struct *mm)
 {
-	struct vm_area_struct *vma = calloc(1, sizeof(*vma));
+	struct vm_area_struct *vma = kzalloc(sizeof(*vma));
 
 	if (!vma)
 		return NULL;
@@ -56,7 +56,7 @@ struct vm_area_struct *vm_area_alloc(struct mm_struct *mm)
 void vm_area_free(struct vm_area_struct *vma)
 {
 	anon_vma_put(vma->anon_vma);
-	free(vma);
+	kfree(vma);
 }
 
 /* Index of the first VMA ending above @addr (nr_vmas if none). */
@@ -102,7 +102,7 @@ int vma_insert(struct mm_struct *mm, struct vm_area_struct *vma)
 
 	if (mm->nr_vmas == mm->cap_vmas) {
 		int cap = mm->cap_vmas ? 2 * mm->cap_vmas : 8;
-		struct vm_area_struct **n = realloc(mm->vmas, cap * sizeof(*n));
+		struct vm_area_struct **n = krealloc(mm->vmas, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;

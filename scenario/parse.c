@@ -67,9 +67,19 @@ struct parser {
 	bool in_settings;
 	unsigned int mthp_named;	/* bit i: mthp slot i was given */
 	bool alive[SCN_MAX_PROCS];
-	uint64_t has_region[SCN_MAX_PROCS][REGION_WORDS];
+	/*
+	 * SCN_MAX_PROCS rows, each written when its process is created (not
+	 * zeroed as a whole: explore parses a scenario per sequence).
+	 */
+	uint64_t (*has_region)[REGION_WORDS];
 	struct handle_state handles[SCN_MAX_HANDLES];
-	int region_hash[REGION_HASH_SIZE];	/* region id + 1, 0 if free */
+	/*
+	 * Region id + 1, 0 if free: open addressing, at most half full,
+	 * region_hash_size slots (a power of two up to REGION_HASH_SIZE),
+	 * grown as regions are declared.
+	 */
+	int *region_hash;
+	unsigned int region_hash_size;
 	const struct verb *verb;	/* statement being parsed */
 	char **tok;			/* the line's tokens, tok_cap of them */
 	int tok_cap;
@@ -263,29 +273,61 @@ static int find_handle(const struct scenario *s, const char *name)
 	return find_name(s->handle_names, s->nr_handles, name);
 }
 
-static unsigned int region_hash(const char *name)
+static unsigned int region_hash(const char *name, unsigned int size)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a */
 
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 16777619u;
-	return h & (REGION_HASH_SIZE - 1);
+	return h & (size - 1);
 }
 
 /* The id of region @name, or -1; *@slot is where it is or would go. */
 static int find_region_slot(const struct parser *p, const char *name,
 			    unsigned int *slot)
 {
-	unsigned int i = region_hash(name);
+	unsigned int i;
 	int id;
 
+	if (!p->region_hash) {		/* no region yet */
+		*slot = 0;
+		return -1;
+	}
+	i = region_hash(name, p->region_hash_size);
 	while ((id = p->region_hash[i] - 1) >= 0) {
 		if (!strcmp(p->s->regions[id].name, name))
 			break;
-		i = (i + 1) & (REGION_HASH_SIZE - 1);
+		i = (i + 1) & (p->region_hash_size - 1);
 	}
 	*slot = i;
 	return id;
+}
+
+/* Room for one more region in the hash, which stays at most half full. */
+static int region_hash_reserve(struct parser *p)
+{
+	unsigned int size = p->region_hash_size, i, slot;
+	int *old = p->region_hash, id;
+
+	if (2 * ((unsigned int)p->s->nr_regions + 1) <= size)
+		return 0;
+	size = size ? 2 * size : 16;
+	if (size > REGION_HASH_SIZE)
+		return 0;	/* SCN_MAX_REGIONS already refuses the next */
+	p->region_hash = calloc(size, sizeof(*p->region_hash));
+	if (!p->region_hash) {
+		p->region_hash = old;
+		return -ENOMEM;
+	}
+	p->region_hash_size = size;
+	for (i = 0; old && i < size / 2; i++) {
+		if ((id = old[i] - 1) < 0)
+			continue;
+		find_region_slot(p, p->s->regions[id].name, &slot);
+		p->region_hash[slot] = id + 1;
+	}
+	free(old);
+	return 0;
 }
 
 static int find_region(const struct parser *p, const char *name)
@@ -350,6 +392,8 @@ static int new_proc(struct parser *p, const char *tok, int parent)
 	if (parent >= 0)
 		memcpy(p->has_region[id], p->has_region[parent],
 		       sizeof(p->has_region[id]));
+	else
+		memset(p->has_region[id], 0, sizeof(p->has_region[id]));
 	return id;
 }
 
@@ -366,12 +410,25 @@ static int new_region(struct parser *p, const char *tok, unsigned long at,
 
 	if (check_name(p, "region", tok))
 		return -1;
+	if (region_hash_reserve(p))
+		return perr(p, "out of memory");
 	if (find_region_slot(p, tok, &slot) >= 0)
 		return perr(p, "region " TOK
 			    " already exists (region names are global)",
 			    TOK_ARG(tok));
 	if (s->nr_regions == SCN_MAX_REGIONS)
 		return perr(p, "too many regions (at most %d)", SCN_MAX_REGIONS);
+	if (s->nr_regions == s->cap_regions) {
+		int cap = s->cap_regions ? 2 * s->cap_regions : 8;
+		struct scn_region *n = realloc(s->regions, cap * sizeof(*n));
+
+		if (!n)
+			return perr(p, "out of memory");
+		memset(n + s->cap_regions, 0,
+		       (cap - s->cap_regions) * sizeof(*n));
+		s->regions = n;
+		s->cap_regions = cap;
+	}
 	id = s->nr_regions++;
 	p->region_hash[slot] = id + 1;
 	strcpy(s->regions[id].name, tok);
@@ -1351,11 +1408,13 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 	p->in_settings = true;
 	p->tok_cap = SCN_MAX_TOKENS;
 	p->tok = malloc(p->tok_cap * sizeof(*p->tok));
-	if (!p->tok) {
+	p->has_region = malloc(SCN_MAX_PROCS * sizeof(*p->has_region));
+	if (!p->tok || !p->has_region) {
 		fprintf(err, "%s: out of memory\n", name);
 		goto fail;
 	}
 	p->alive[0] = true;
+	memset(p->has_region[0], 0, sizeof(p->has_region[0]));
 	if (!page_size || (page_size & (page_size - 1))) {
 		fprintf(err, "%s: page size %lu is not a power of two\n",
 			name, page_size);
@@ -1393,11 +1452,16 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 	if (ret)
 		goto fail;
 	free(p->tok);
+	free(p->has_region);
+	free(p->region_hash);
 	free(p);
 	return s;
 fail:
-	if (p)
+	if (p) {
 		free(p->tok);
+		free(p->has_region);
+		free(p->region_hash);
+	}
 	free(p);
 	scenario_free(s);
 	return NULL;
@@ -1540,6 +1604,7 @@ void scenario_free(struct scenario *s)
 		free(s->stmts[i].items);
 	}
 	free(s->stmts);
+	free(s->regions);
 	free(s->file);
 	free(s);
 }

@@ -209,16 +209,69 @@ static bool run_skipped(const struct scenario *s, const struct backend *b,
 	return true;
 }
 
-static int run_once(const struct scenario *s, struct backend *b, FILE *out,
-		    FILE *err, int check_from, struct run_times *t)
+/*
+ * Statements [@from, @to) of @s on the started backend @b: records on
+ * @out, checks (@check_from) on @err.  *@failed, *@exhausted and
+ * *@violations gather what went wrong, as run_once() reports it.
+ */
+static void run_stmts(const struct scenario *s, struct backend *b, int from,
+		      int to, FILE *out, FILE *err, int check_from,
+		      struct run_times *t, bool *failed, bool *exhausted,
+		      unsigned long *violations)
 {
 	struct snapshot snap = { 0 };
 	struct check_capture cap = { 0 };
-	bool failed = false, skipped = false, exhausted = false;
-	unsigned long violations = 0;
-	int i, ret;
+	int i;
 
-	ret = b->ops->start(b, s);
+	for (i = from; i < to && !*failed; i++) {
+		const struct stmt *st = &s->stmts[i];
+
+		switch (st->kind) {
+		case ST_MTHP:
+			/* The backend applied the settings in start(). */
+			record_setting(out, st);
+			break;
+		case ST_OBSERVE:
+			*failed = run_observe(s, b, st, &snap, out, err) != 0;
+			break;
+		default:
+			switch (run_process_statement(s, b, st, out, err, t)) {
+			case STMT_FATAL:
+				*failed = true;
+				break;
+			case STMT_EXHAUSTED:
+				*exhausted = true;
+				break;
+			case STMT_DONE:
+				break;
+			}
+			break;
+		}
+		if (check_from && st->number >= check_from && b->ops->check)
+			*violations += run_check(s, b, st->number, &cap, err);
+	}
+	snapshot_free(&snap);
+	if (cap.mem)
+		fclose(cap.mem);
+	free(cap.text);
+}
+
+static int run_status(bool failed, bool exhausted, bool skipped,
+		      unsigned long violations)
+{
+	if (violations)
+		return SCN_RUN_VIOLATION;
+	if (failed || exhausted)
+		return SCN_RUN_FAILED;
+	return skipped ? SCN_RUN_SKIPPED : SCN_RUN_OK;
+}
+
+/* start(), and the record's first lines; SCN_RUN_OK or why not. */
+static int run_begin(const struct scenario *s, struct backend *b, FILE *out,
+		     FILE *err, struct run_times *t)
+{
+	int ret = b->ops->start(b, s);
+
 	if (run_skipped(s, b, ret, err))
 		return SCN_RUN_SKIPPED;
 	if (ret) {
@@ -229,38 +282,21 @@ static int run_once(const struct scenario *s, struct backend *b, FILE *out,
 	record_header(out, b);
 	if (t && !t->annotate)
 		record_time_method(out, b, t->reps);
+	return SCN_RUN_OK;
+}
 
-	for (i = 0; i < s->nr_stmts && !failed; i++) {
-		const struct stmt *st = &s->stmts[i];
+static int run_once(const struct scenario *s, struct backend *b, FILE *out,
+		    FILE *err, int check_from, struct run_times *t)
+{
+	bool failed = false, skipped = false, exhausted = false;
+	unsigned long violations = 0;
+	int ret;
 
-		switch (st->kind) {
-		case ST_MTHP:
-			/* The backend applied the settings in start(). */
-			record_setting(out, st);
-			break;
-		case ST_OBSERVE:
-			failed = run_observe(s, b, st, &snap, out, err) != 0;
-			break;
-		default:
-			switch (run_process_statement(s, b, st, out, err, t)) {
-			case STMT_FATAL:
-				failed = true;
-				break;
-			case STMT_EXHAUSTED:
-				exhausted = true;
-				break;
-			case STMT_DONE:
-				break;
-			}
-			break;
-		}
-		if (check_from && st->number >= check_from && b->ops->check)
-			violations += run_check(s, b, st->number, &cap, err);
-	}
-	snapshot_free(&snap);
-	if (cap.mem)
-		fclose(cap.mem);
-	free(cap.text);
+	ret = run_begin(s, b, out, err, t);
+	if (ret != SCN_RUN_OK)
+		return ret;
+	run_stmts(s, b, 0, s->nr_stmts, out, err, check_from, t, &failed,
+		  &exhausted, &violations);
 
 	ret = b->ops->finish(b);
 	if (run_skipped(s, b, ret, err)) {
@@ -274,11 +310,28 @@ static int run_once(const struct scenario *s, struct backend *b, FILE *out,
 		fprintf(err, "%s: error writing the record\n", s->file);
 		failed = true;
 	}
-	if (violations)
-		return SCN_RUN_VIOLATION;
-	if (failed || exhausted)
-		return SCN_RUN_FAILED;
-	return skipped ? SCN_RUN_SKIPPED : SCN_RUN_OK;
+	return run_status(failed, exhausted, skipped, violations);
+}
+
+int scenario_run_start(const struct scenario *s, struct backend *b,
+		       FILE *out, FILE *err)
+{
+	return run_begin(s, b, out, err, NULL);
+}
+
+int scenario_run_part(const struct scenario *s, struct backend *b, int from,
+		      int to, FILE *out, FILE *err, int check_from)
+{
+	bool failed = false, exhausted = false;
+	unsigned long violations = 0;
+
+	run_stmts(s, b, from, to, out, err, check_from, NULL, &failed,
+		  &exhausted, &violations);
+	if (fflush(out) || ferror(out)) {
+		fprintf(err, "%s: error writing the record\n", s->file);
+		failed = true;
+	}
+	return run_status(failed, exhausted, false, violations);
 }
 
 int scenario_run(const struct scenario *s, struct backend *b, FILE *out,

@@ -41,6 +41,21 @@ int scenario_run(const struct scenario *s, struct backend *b, FILE *out,
 		 FILE *err, int check_from);
 
 /*
+ * scenario_run() in pieces, for a caller that keeps a started backend
+ * and moves it between states itself (explore's checkpoints):
+ * scenario_run_start() starts @b on @s and prints the record's first
+ * lines; scenario_run_part() runs statements [@from, @to) of @s on the
+ * started backend, their record lines on @out, checked as scenario_run()
+ * checks.  No finish().  The record lines are those scenario_run() would
+ * print for the same statements in the same state.  Both return what
+ * scenario_run() does (a part: of its statements alone).
+ */
+int scenario_run_start(const struct scenario *s, struct backend *b,
+		       FILE *out, FILE *err);
+int scenario_run_part(const struct scenario *s, struct backend *b, int from,
+		      int to, FILE *out, FILE *err, int check_from);
+
+/*
  * scenario_run() @reps times (at least 1), each a fresh run of @s on @b
  * from start() to finish(), and the record of the last one printed on
  * @out, with "time US" on every process statement the backend timed

@@ -179,8 +179,10 @@ struct scenario {
 	int nr_stmts;
 	char proc_names[SCN_MAX_PROCS][SCN_NAME_MAX + 1];
 	int nr_procs;
-	struct scn_region regions[SCN_MAX_REGIONS];
-	int nr_regions;
+	/* Up to SCN_MAX_REGIONS, grown as they are declared: most
+	 * scenarios have a few, and explore parses one per sequence. */
+	struct scn_region *regions;
+	int nr_regions, cap_regions;
 	char handle_names[SCN_MAX_HANDLES][SCN_NAME_MAX + 1];
 	int nr_handles;
 	/*

@@ -19,7 +19,12 @@
 #     depth 4 under same-frames together find what one whole run finds:
 #     the lowest-numbered finding of any shard is the whole run's, same
 #     number, same scenario;
-#  7. bad flags exit 2 with a message that names the flag.
+#  7. bad flags exit 2 with a message that names the flag;
+#  8. the fast path (each sequence extended from its parent's checkpoint)
+#     finds what the replay of every sequence from the prelude finds
+#     (PTEBATCH_EXPLORE_REPLAY=1): the same depths, counts and summary at
+#     depth 3, with --thp, and the same finding, numbered alike, with the
+#     same reproducer, under same-frames at depth 4.
 #
 # Usage: BUILD=build sh tests/explore-smoke.sh   (from the top of the tree)
 
@@ -197,6 +202,34 @@ bad_flag "'--bogus'" --bogus
 for v in 0/4 5/4 1/0 x 1/4097 1/ 2/4x; do
 	bad_flag '--shard' --shard "$v"
 done
+
+# 8. Fast path against replay.  Times aside, the outputs are the same.
+untimed() {
+	sed 's/, [0-9.]* s\([,:)]\)/\1/; s/, [0-9.]* s$//' "$1"
+}
+same_as_replay() {
+	name=$1
+	shift
+	"$tool" explore "$@" >"$tmp/fast.out" 2>&1
+	fstatus=$?
+	PTEBATCH_EXPLORE_REPLAY=1 "$tool" explore "$@" >"$tmp/replay.out" 2>&1
+	rstatus=$?
+	untimed "$tmp/fast.out" >"$tmp/fast.cmp"
+	untimed "$tmp/replay.out" >"$tmp/replay.cmp"
+	[ $fstatus -eq $rstatus ] && [ -s "$tmp/fast.cmp" ] &&
+		cmp -s "$tmp/fast.cmp" "$tmp/replay.cmp"
+	tap_result $? "explore $*: the fast path prints what the replay prints, $name (exit $fstatus and $rstatus)"
+	if ! cmp -s "$tmp/fast.cmp" "$tmp/replay.cmp"; then
+		diff "$tmp/replay.cmp" "$tmp/fast.cmp" | sed -n '1,40s/^/# /p'
+	fi
+}
+same_as_replay "every depth's counts" --depth 3
+same_as_replay "with the THP region" --depth 3 --thp
+same_as_replay "the same finding and reproducer" --depth 4 \
+	--rules same-frames
+grep -q '^--- scenario (sequence ' "$tmp/fast.out"
+tap_result $? "... and that run found something to compare"
+same_as_replay "with one shard of four" --depth 3 --shard 3/4
 
 echo "1..$n"
 exit $fail

@@ -33,6 +33,8 @@
 #define MIN_MEMORY (4 * pb_pmd_size() > (8UL << 20) ? 4 * pb_pmd_size() \
 							 : (8UL << 20))
 #define DEFAULT_MEMORY MIN_MEMORY
+/* Where a finding's scenario goes, under the current directory. */
+#define DEFAULT_OUT "explore-findings"
 
 enum rules_choice { RULES_AUTO, RULES_EQUIVALENT, RULES_SAME_FRAMES };
 
@@ -62,7 +64,7 @@ static void explore_usage(FILE *f)
 	      " N] [--check-all]\n"
 	      "                        [--verify-pruning] [--quiet|--progress]"
 	      " [--list]\n"
-	      "                        [--shard I/N] [--arch ARCH]\n"
+	      "                        [--shard I/N] [--out DIR] [--arch ARCH]\n"
 	      "\n"
 	      "explore   run every sequence of up to K operations (write, read,"
 	      " fork, exit,\n"
@@ -117,6 +119,12 @@ static void explore_usage(FILE *f)
 	      " from the Ith;\n"
 	      "                    N shards together find what one run finds"
 	      " (README)\n"
+	      "  --out DIR         where a finding is written as"
+	      " DIR/explore-SEQ.scn, both\n"
+	      "                    records as comments (default "
+	      DEFAULT_OUT "); the run ends\n"
+	      "                    with the `ptebatch run` commands that"
+	      " reproduce it\n"
 	      "  --arch ARCH       the model built for another architecture"
 	      " (see 'run')\n"
 	      "  --list            print the prelude and the operations, and"
@@ -287,6 +295,14 @@ static int set_verify_pruning(void *f, const char *v)
 	return 0;
 }
 
+static int set_out(void *f, const char *v)
+{
+	if (!*v)
+		return usage_error("--out: empty directory name");
+	((struct explore_flags *)f)->o.out_dir = v;
+	return 0;
+}
+
 static int no_operands(void *f, const char *word)
 {
 	return usage_error("unexpected argument '%s' (explore takes no files)",
@@ -308,6 +324,7 @@ static const struct cli_option explore_options[] = {
 	{ "--check-all", false, set_check_all },
 	{ "--verify-pruning", false, set_verify_pruning },
 	{ "--shard", true, set_shard },
+	{ "--out", true, set_out },
 	{ NULL, false, NULL },
 };
 
@@ -377,7 +394,7 @@ static int explore_main(int argc, char **argv)
 		.side = { { .named = false }, { .named = false } },
 		.current = -1,
 		.o = { .depth = DEFAULT_DEPTH, .memory_bytes = DEFAULT_MEMORY,
-		       .levels = true },
+		       .levels = true, .out_dir = DEFAULT_OUT },
 	};
 	struct explore_result r;
 	char *names[2] = { NULL, NULL };
@@ -416,6 +433,8 @@ static int explore_main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	ret = explore(&fl.o, &r, stdout, stderr);
 	print_summary(&fl.o, &r, ret);
+	if (ret == EXPLORE_FOUND && r.finding[0])
+		explore_print_reproducer(stdout, &fl.o, r.finding);
 	if (ret < 0) {
 		fprintf(stderr, "ptebatch explore: %s\n", strerror(-ret));
 		ret = SCN_RUN_FAILED;

@@ -59,6 +59,7 @@
  * depth but the last whole, and 1/N of the last (leaf_in_shard()).
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -746,6 +747,9 @@ static void print_run_flags(FILE *f, const char *name)
  * The reproducer: the scenario between marker lines, then each side's
  * record (and what went wrong on it) as far as it got.
  */
+static void save_finding(struct explorer *x, const struct seq *q);
+static const char *rules_name(unsigned int rules);
+
 static void report(struct explorer *x, const struct seq *q)
 {
 	FILE *f = x->out;
@@ -769,6 +773,94 @@ static void report(struct explorer *x, const struct seq *q)
 	}
 	fputs("--- end\n", f);
 	fflush(f);
+	save_finding(x, q);
+}
+
+/* @len bytes of @text on @f, each line behind "# ". */
+static void put_commented(FILE *f, const char *text, size_t len)
+{
+	size_t i;
+	bool bol = true;
+
+	for (i = 0; i < len; i++) {
+		if (bol)
+			fputs("# ", f);
+		fputc(text[i], f);
+		bol = text[i] == '\n';
+	}
+	if (!bol)
+		fputc('\n', f);
+}
+
+/*
+ * The finding as a file `ptebatch run` takes: what it is and how to run
+ * it, the scenario, then each side's record (and what its run reported)
+ * as comments, so that the file alone says what each side printed.
+ */
+static void save_finding(struct explorer *x, const struct seq *q)
+{
+	const char *dir = x->o->out_dir;
+	char *path = x->r->finding;
+	size_t room = sizeof(x->r->finding);
+	FILE *f;
+	int i;
+
+	if (!dir)
+		return;
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(x->out, "explore: cannot make %s: %s (the finding is"
+			" above only)\n", dir, strerror(errno));
+		return;
+	}
+	if ((size_t)snprintf(path, room, "%s/explore-%lu.scn", dir,
+			     x->ordinal) >= room) {
+		path[0] = '\0';
+		return;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(x->out, "explore: cannot write %s: %s (the finding is"
+			" above only)\n", path, strerror(errno));
+		path[0] = '\0';
+		return;
+	}
+	fprintf(f, "# explore: sequence %lu (%d operations), %s against %s,"
+		" rules %s\n# reproduce with\n", x->ordinal, q->len,
+		x->o->base.name, x->o->other.name, rules_name(x->o->rules));
+	for (i = 0; i < 2; i++) {
+		fputs("#   ptebatch run ", f);
+		print_run_flags(f, side_of(x, i)->name);
+		fprintf(f, " %s\n", path);
+	}
+	fputs(x->text, f);
+	for (i = 0; i < 2; i++) {
+		const struct side_run *sr = &x->runs[i];
+
+		fprintf(f, "# --- record under %s\n", side_of(x, i)->name);
+		put_commented(f, sr->record ? sr->record : "",
+			      sr->record ? sr->record_len : 0);
+		if (sr->errors_len) {
+			fprintf(f, "# --- reported under %s\n",
+				side_of(x, i)->name);
+			put_commented(f, sr->errors, sr->errors_len);
+		}
+	}
+	if (fclose(f)) {
+		fprintf(x->out, "explore: cannot write %s (the finding is"
+			" above only)\n", path);
+		path[0] = '\0';
+	}
+}
+
+void explore_print_reproducer(FILE *f, const struct explore_options *o,
+			      const char *path)
+{
+	fprintf(f, "explore: the finding is in %s; reproduce with\n", path);
+	fputs("  ptebatch run ", f);
+	print_run_flags(f, o->base.name);
+	fprintf(f, " %s\n  ptebatch run ", path);
+	print_run_flags(f, o->other.name);
+	fprintf(f, " %s\n", path);
 }
 
 static const char *rules_name(unsigned int rules)

@@ -60,6 +60,12 @@ struct explore_options {
 	 * nr_shards 0 or 1: the whole search.
 	 */
 	unsigned int shard, nr_shards;
+	/*
+	 * Where a finding's scenario is written, DIR/explore-SEQ.scn with
+	 * both records as comments (the directory made if missing); NULL:
+	 * nowhere, printed only.
+	 */
+	const char *out_dir;
 };
 
 /* The most shards a search is cut into. */
@@ -75,6 +81,7 @@ struct explore_result {
 	int depth_done;			/* every sequence this long is covered */
 	double seconds;
 	bool stopped;			/* max_seconds ran out first */
+	char finding[4096];		/* the finding's file, "" if none */
 };
 
 /* explore() returns one of these, or a negative errno. */
@@ -90,6 +97,13 @@ struct explore_result {
  */
 int explore(const struct explore_options *o, struct explore_result *r,
 	    FILE *out, FILE *progress);
+
+/*
+ * The commands that reproduce the finding saved in @path: one `ptebatch
+ * run` per side, with its variant's flags.
+ */
+void explore_print_reproducer(FILE *f, const struct explore_options *o,
+			      const char *path);
 
 /* The prelude and the operations a sequence is made of, as text. */
 void explore_alphabet_text(FILE *f, bool thp);

@@ -86,7 +86,8 @@ tap_result $? "baseline and upstream print the same records (same-frames, exit $
 [ $status -eq 0 ] || diag "$tmp/up.out"
 
 # 4. A difference is found, reported and reproducible.
-"$tool" explore --depth 4 --rules same-frames --quiet >"$tmp/sf.out" 2>&1
+"$tool" explore --depth 4 --rules same-frames --quiet --out "$tmp/found" \
+	>"$tmp/sf.out" 2>&1
 status=$?
 [ $status -eq 1 ] &&
 	grep -q '^explore: baseline and seeds differ (rules same-frames):$' \
@@ -111,6 +112,24 @@ for v in baseline seeds; do
 done
 grep -q '^observe$' "$tmp/found.scn" && [ $repro -eq 0 ]
 tap_result $? "the reported scenario runs and reproduces both printed records"
+
+# ... and it is kept as a file, whose commands, printed last, reproduce
+# the records the file holds as comments.
+file=$(sed -n 's/^explore: the finding is in \(.*\); reproduce with$/\1/p' "$tmp/sf.out")
+repro=1
+if [ -n "$file" ] && [ -f "$file" ] && tail -n 2 "$tmp/sf.out" |
+	sed -n 's/^  ptebatch run //p' >"$tmp/cmds" && [ "$(wc -l <"$tmp/cmds")" -eq 2 ]; then
+	repro=0
+	while read -r flags; do
+		v=$(echo "$flags" | sed -n 's/^--variant \([^ ]*\) .*/\1/p')
+		# shellcheck disable=SC2086
+		"$tool" run $flags >"$tmp/got" 2>&1
+		awk -v v="$v" '$0 == "# --- record under " v { on = 1; next }
+			/^# ---/ { on = 0 } on { sub(/^# /, ""); print }' "$file" >"$tmp/want"
+		[ -s "$tmp/want" ] && cmp -s "$tmp/want" "$tmp/got" || repro=1
+	done <"$tmp/cmds"
+fi
+tap_result $repro "the finding is saved (${file:-no file}) and the commands printed at the end reproduce its records"
 
 # 5. Pruning: every pruned sequence continues like the one it was pruned for.
 "$tool" explore --depth 3 --verify-pruning --quiet >"$tmp/vp.out" 2>&1
@@ -158,7 +177,7 @@ best=
 ok=0
 for i in 1 2 3 4; do
 	"$tool" explore --depth 4 --rules same-frames --shard $i/4 --quiet \
-		>"$tmp/sfshard$i.out" 2>&1
+		--out "$tmp/found" >"$tmp/sfshard$i.out" 2>&1
 	status=$?
 	got=$(seqno "$tmp/sfshard$i.out")
 	echo "# shard $i/4: exit $status, finding ${got:-none}"
@@ -210,9 +229,10 @@ untimed() {
 same_as_replay() {
 	name=$1
 	shift
-	"$tool" explore "$@" >"$tmp/fast.out" 2>&1
+	"$tool" explore "$@" --out "$tmp/found" >"$tmp/fast.out" 2>&1
 	fstatus=$?
-	PTEBATCH_EXPLORE_REPLAY=1 "$tool" explore "$@" >"$tmp/replay.out" 2>&1
+	PTEBATCH_EXPLORE_REPLAY=1 "$tool" explore "$@" --out "$tmp/found" \
+		>"$tmp/replay.out" 2>&1
 	rstatus=$?
 	untimed "$tmp/fast.out" >"$tmp/fast.cmp"
 	untimed "$tmp/replay.out" >"$tmp/replay.cmp"

@@ -576,6 +576,7 @@ void memcpy_from_page(void *to, struct page *page, size_t offset, size_t len);
 uint8_t page_load_byte(struct page *page, unsigned long offset);
 void page_store_byte(struct page *page, unsigned long offset, uint8_t val);
 bool page_data_materialized(const struct page *page);
+bool page_is_zero(struct page *page);
 
 /* check.c */
 unsigned long check_visited(void);

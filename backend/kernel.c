@@ -648,6 +648,42 @@ static int read_vmas(pid_t pid, unsigned long addr, unsigned long end,
  * splits it into PTEs and leaves the folio whole; the second mprotect
  * merges the VMAs again.  Holes are skipped, as the model skips them.
  */
+static int folio_of(struct kernel *k, uint64_t pfn, struct kfolio *f);
+
+/*
+ * Can a PMD map a THP at @block of @proc (one VMA, [@vstart, @vend),
+ * covers the whole block, and its first page is the head of a PMD-size
+ * folio)?  What it cannot be is not split's to touch.
+ */
+static bool block_has_pmd_folio(struct kernel *k, int proc,
+				unsigned long block, unsigned long vstart,
+				unsigned long vend)
+{
+	char path[64];
+	uint64_t pm;
+	struct kfolio f;
+	int fd;
+	bool yes = false;
+
+	if (vstart > block || vend < block + k->pmd_size)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap",
+		 (int)k->procs[proc].pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return true;	/* cannot tell: split as before */
+	if (pread(fd, &pm, sizeof(pm), block / k->page_size * sizeof(pm)) ==
+	    sizeof(pm) && (pm & PM_PRESENT)) {
+		k->last.nr = 0;	/* what an observe found may be gone */
+		yes = !folio_of(k, pm & PM_PFN_MASK, &f) &&
+		      f.head == (pm & PM_PFN_MASK) &&
+		      f.nr == k->pmd_size / k->page_size;
+		k->last.nr = 0;
+	}
+	close(fd);
+	return yes;
+}
+
 static int do_split(struct kernel *k, int proc, const struct stmt *st,
 		    struct stmt_result *res)
 {
@@ -669,6 +705,14 @@ static int do_split(struct kernel *k, int proc, const struct stmt *st,
 		while (i < nr && v[i].end <= lo)
 			i++;
 		if (i == nr || v[i].start >= hi)
+			continue;
+		/*
+		 * Only where a PMD may map a THP: the mprotect round trip has
+		 * effects of its own elsewhere (it makes an exclusive anon
+		 * page's read-only PTE writable), which `split` must not have.
+		 */
+		if (!block_has_pmd_folio(k, proc, block, v[i].start,
+					 v[i].end))
 			continue;
 		init_cmd(k, &c, KOP_SPLIT_BLOCK);
 		c.addr = v[i].start > lo ? v[i].start : lo;

@@ -401,7 +401,25 @@ static void mmap_refused(struct kernel *k, unsigned long len)
 	static const char *const policy[] = { "heuristic", "always",
 					      "never" };
 	unsigned long mode = read_ulong_file("/proc/sys/vm/overcommit_memory", 0);
+	unsigned long limit, used;
 	char a[32], b[32], c[32];
+
+	/*
+	 * Only if the policy could refuse @len (__vm_enough_memory()):
+	 * heuristic, more than RAM and swap; never, past CommitLimit.  A
+	 * smaller ENOMEM is the kernel's rule for the call (a resize whose
+	 * mapping does not end where the region does cannot grow in
+	 * place), a result like any other.
+	 */
+	if (mode == 1)
+		return;
+	if (mode == 0 && len <= meminfo_bytes("MemTotal") +
+				meminfo_bytes("SwapTotal"))
+		return;
+	limit = meminfo_bytes("CommitLimit");
+	used = meminfo_bytes("Committed_AS");
+	if (mode == 2 && limit > used && len <= limit - used)
+		return;
 
 	host_limit(k, "host limit: the kernel refused a %s mapping (ENOMEM)"
 		   " under vm.overcommit_memory=%lu (%s; CommitLimit %s,"

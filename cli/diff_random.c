@@ -267,8 +267,8 @@ static int make_dir(const char *dir)
  * file's path into @path; 0 or -1.
  */
 static int shrink_and_write(struct rdiff *rd, unsigned long i,
-			    const char *text, const char *first_why,
-			    char *path, size_t pathlen)
+			    const char *text, enum diff_verdict first,
+			    const char *first_why, char *path, size_t pathlen)
 {
 	const char *dir = rd->o->out_dir ? rd->o->out_dir : DEFAULT_OUT_DIR;
 	struct text m = { 0 }, k = { 0 };
@@ -306,8 +306,8 @@ static int shrink_and_write(struct rdiff *rd, unsigned long i,
 	fprintf(f, "# ptebatch diff --random: scenario %lu of seed %" PRIu64
 		" (--length %d), %d of its %d statements\n", i, rd->seed,
 		rd->o->length, nr_kept, s.nr);
-	fprintf(f, "# found: %s\n", first_why);
-	if (v == DIFF_MISMATCH)
+	fprintf(f, "# found: %s %s\n", diff_words[first], first_why);
+	if (v == DIFF_MISMATCH || first == DIFF_ERROR)
 		fprintf(f, "# minimal: %s\n", why);
 	else
 		fprintf(f, "# minimal: did not mismatch when run again"
@@ -322,9 +322,12 @@ static int shrink_and_write(struct rdiff *rd, unsigned long i,
 			strerror(errno));
 		goto out;
 	}
-	printf("  shrunk to %d of %d statements in %d runs: %s%s\n", nr_kept,
-	       s.nr, rd->tests, path,
-	       v == DIFF_MISMATCH ? "" : " (it did not mismatch again)");
+	if (first == DIFF_ERROR)
+		printf("  written whole: %s\n", path);
+	else
+		printf("  shrunk to %d of %d statements in %d runs: %s%s\n",
+		       nr_kept, s.nr, rd->tests, path, v == DIFF_MISMATCH ? "" :
+		       " (it did not mismatch again)");
 	ret = 0;
 out:
 	text_free(&m);
@@ -470,7 +473,7 @@ int diff_random(const struct diff_random_options *o,
 
 			copy.no_shrink = o->no_shrink || v == DIFF_ERROR;
 			rd2.o = &copy;
-			if (!shrink_and_write(&rd2, i, f.text, why, path,
+			if (!shrink_and_write(&rd2, i, f.text, v, why, path,
 					      sizeof(path)) &&
 			    asprintf(&repro[nr_repro], "%s run --backend kernel"
 				     " %s   (model: run %s; both: diff %s)",

@@ -385,7 +385,7 @@ enum gen_kind {
 	G_MMAP, G_WRITE, G_READ, G_TOUCH, G_FORK, G_EXIT, G_SPAWN, G_EXEC,
 	G_MPROTECT, G_MADVISE, G_MUNMAP, G_MMAP_FIXED, G_MREMAP, G_RESIZE,
 	G_REGISTER, G_UNREGISTER, G_VMSPLICE, G_DRAIN, G_DIO_READ,
-	G_DIO_WRITE, G_SPLIT, G_OBSERVE, G_NR_KINDS
+	G_DIO_WRITE, G_SPLIT, G_OBSERVE, G_INVALID, G_NR_KINDS
 };
 
 /* How often each kind is drawn, relative to the others. */
@@ -396,7 +396,50 @@ static const int weights[G_NR_KINDS] = {
 	[G_MMAP_FIXED] = 2, [G_MREMAP] = 3, [G_RESIZE] = 3,
 	[G_REGISTER] = 3, [G_UNREGISTER] = 3, [G_VMSPLICE] = 3, [G_DRAIN] = 3,
 	[G_DIO_READ] = 3, [G_DIO_WRITE] = 3, [G_SPLIT] = 2, [G_OBSERVE] = 2,
+	[G_INVALID] = 3,
 };
+
+/*
+ * G_INVALID: a range made unusable and then used, so that a known share
+ * of the statements (3 in 100) fail on purpose: unmapped, then accessed,
+ * pinned, protected, advised or moved (EFAULT or ENOMEM); or made
+ * PROT_NONE or read-only, then written or pinned for writing (EFAULT).
+ */
+static bool gen_invalid(struct gen *g, int p, int r)
+{
+	static const char *const after_munmap[] = {
+		"write", "read", "dio-read", "dio-write", "mprotect", "madvise",
+		"split",
+	};
+	static const char *const after_protect[] = {
+		"write", "dio-read", "read",
+	};
+	unsigned long off, len;
+	bool protect = chance(g, 50);
+	const char *op;
+
+	random_range(g, g->regions[r].max_len, &off, &len);
+	if (!protect) {
+		fprintf(g->out, "P%d munmap R%d", p, r);
+		op = after_munmap[rnd(g, ARRAY_SIZE(after_munmap))];
+	} else {
+		fprintf(g->out, "P%d mprotect R%d", p, r);
+		op = after_protect[rnd(g, ARRAY_SIZE(after_protect))];
+	}
+	put_size(g, off);
+	put_size(g, len);
+	if (protect)
+		fprintf(g->out, " %s", chance(g, 50) ? "none" : "r");
+	fprintf(g->out, "\nP%d %s R%d", p, op, r);
+	put_size(g, off);
+	put_size(g, len);
+	if (!strcmp(op, "mprotect"))
+		fprintf(g->out, " %s", random_prot(g));
+	else if (!strcmp(op, "madvise"))
+		fprintf(g->out, " %s", advices[rnd(g, ARRAY_SIZE(advices))]);
+	fputc('\n', g->out);
+	return true;
+}
 
 static enum gen_kind random_kind(struct gen *g)
 {
@@ -515,6 +558,8 @@ static bool gen_statement(struct gen *g, int p)
 	case G_OBSERVE:
 		fprintf(g->out, "observe\n");
 		break;
+	case G_INVALID:
+		return gen_invalid(g, p, r);
 	case G_NR_KINDS:
 		return false;
 	}

@@ -344,7 +344,9 @@ static bool skips_everything(const char *why)
 	return !strncmp(why, "not root", 8) ||
 	       !strncmp(why, "this ptebatch has no kernel backend", 35) ||
 	       !strncmp(why, "built with ThreadSanitizer", 26) ||
-	       !strncmp(why, "cannot read /proc/kpageflags", 28);
+	       !strncmp(why, "cannot read /proc/kpageflags", 28) ||
+	       /* this build's own mappings (a sanitizer's shadow) */
+	       !strncmp(why, "the regions' addresses", 22);
 }
 
 static int dump(struct rdiff *rd)

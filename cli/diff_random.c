@@ -418,9 +418,11 @@ int diff_random(const struct diff_random_options *o,
 	n = readlink("/proc/self/exe", rd.exe, sizeof(rd.exe) - 1);
 	snprintf(rd.exe + (n > 0 ? n : 0), sizeof(rd.exe) - (n > 0 ? n : 0),
 		 "%s", n > 0 ? "" : "ptebatch");
-	printf("# diff --random %lu --seed %" PRIu64 " --length %d%s: scenario i has"
-	       " seed hash(seed, i); --index I --random 1 runs it alone\n",
-	       o->count, rd.seed, o->length, o->first ? " --index ..." : "");
+	printf("# diff --random %lu --seed %" PRIu64 " --length %d", o->count,
+	       rd.seed, o->length);
+	if (o->first)
+		printf(" --index %lu", o->first);
+	printf(": scenario I alone is --random 1 --index I\n");
 	fflush(stdout);
 	t0 = now_seconds();
 	for (i = o->first; i < o->first + o->count; i++) {

@@ -389,32 +389,110 @@ static double now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The reproducing commands, one per mismatch, printed at the end. */
+struct repro {
+	char **line;
+	int nr;
+};
+
+/*
+ * Scenario @i (@f) mismatched twice or failed: shrink it (a mismatch) or
+ * keep it whole (an error), write it, and note its command in @rp.
+ */
+static void keep_failure(struct rdiff *rd, unsigned long i,
+			 const struct diff_file *f, enum diff_verdict v,
+			 const char *why, struct repro *rp)
+{
+	struct diff_random_options copy = *rd->o;
+	struct rdiff one = *rd;
+	char path[4096], **more;
+
+	copy.no_shrink = rd->o->no_shrink || v == DIFF_ERROR;
+	one.o = &copy;
+	more = realloc(rp->line, (rp->nr + 1) * sizeof(*rp->line));
+	if (!more)
+		return;
+	rp->line = more;
+	if (!shrink_and_write(&one, i, f->text, v, why, path, sizeof(path)) &&
+	    asprintf(&rp->line[rp->nr], "%s run --backend kernel %s   (model:"
+		     " run %s; both: diff %s)", rd->exe, path, path, path) > 0)
+		rp->nr++;
+}
+
+enum { RDIFF_FLAKY = DIFF_ERROR + 1, RDIFF_NR_SLOTS };
+
+/*
+ * Scenario @i: generated, compared, a mismatch run again and kept.  The
+ * slot it counts in; -1 if the kernel backend cannot run here at all
+ * (@why says why), -2 out of memory.
+ */
+static int one_scenario(struct rdiff *rd, unsigned long i, char *why,
+			size_t whylen, struct repro *rp)
+{
+	char name[64], again[1024];
+	struct diff_file f = { name, NULL, 0 };
+	struct text detail = { 0 };
+	enum diff_verdict v;
+	int slot;
+
+	snprintf(name, sizeof(name), "random-%" PRIu64 "-%lu", rd->seed, i);
+	f.text = scenario_generate(scenario_gen_seed(rd->seed, i),
+				   rd->o->length, &f.len);
+	if (!f.text)
+		return -2;
+	why[0] = '\0';
+	v = diff_one(rd->self, &f, rd->variant, rd->variant_name, false,
+		     &detail, why, whylen, NULL, NULL);
+	text_free(&detail);
+	if (v == DIFF_SKIP && skips_everything(why)) {
+		free(f.text);
+		return -1;
+	}
+	if (v == DIFF_MATCH)
+		printf("MATCH %s\n", name);
+	else
+		printf("%s %s: %s\n", diff_words[v], name, why);
+	fflush(stdout);
+	slot = v;
+	if (v == DIFF_MISMATCH) {
+		/* A second run tells a one-off from a difference. */
+		again[0] = '\0';
+		if (diff_one(rd->self, &f, rd->variant, rd->variant_name,
+			     false, &detail, again, sizeof(again), NULL,
+			     NULL) != DIFF_MISMATCH) {
+			printf("  not again on a second run: %s\n",
+			       again[0] ? again : "MATCH");
+			slot = RDIFF_FLAKY;
+		}
+		text_free(&detail);
+	}
+	if (slot == DIFF_MISMATCH || slot == DIFF_ERROR) {
+		keep_failure(rd, i, &f, v, why, rp);
+		fflush(stdout);
+	}
+	free(f.text);
+	return slot;
+}
+
 int diff_random(const struct diff_random_options *o,
 		const struct pb_variant *variant, const char *variant_name)
 {
 	struct rdiff rd = { .o = o, .variant = variant,
 			    .variant_name = variant_name };
-	enum { FLAKY = DIFF_ERROR + 1 };
-	unsigned long counts[FLAKY + 1] = { 0 }, i, done = 0;
-	char **repro = calloc(o->count, sizeof(*repro));
-	int nr_repro = 0, ret, j;
+	unsigned long counts[RDIFF_NR_SLOTS] = { 0 }, i, done = 0;
+	struct repro rp = { NULL, 0 };
+	char why[1024];
+	int ret, j;
 	double t0;
 	ssize_t n;
 
-	if (!repro)
-		return out_of_memory();
 	rd.seed = o->have_seed ? o->seed :
 		  ((uint64_t)time(NULL) * 1000003U) ^ (uint64_t)getpid();
-	if (o->dump_dir) {
-		ret = dump(&rd);
-		free(repro);
-		return ret;
-	}
+	if (o->dump_dir)
+		return dump(&rd);
 	ret = diff_kernel_side(rd.self, sizeof(rd.self));
-	if (ret) {
-		free(repro);
+	if (ret)
 		return ret;
-	}
 	n = readlink("/proc/self/exe", rd.exe, sizeof(rd.exe) - 1);
 	snprintf(rd.exe + (n > 0 ? n : 0), sizeof(rd.exe) - (n > 0 ? n : 0),
 		 "%s", n > 0 ? "" : "ptebatch");
@@ -426,82 +504,34 @@ int diff_random(const struct diff_random_options *o,
 	fflush(stdout);
 	t0 = now_seconds();
 	for (i = o->first; i < o->first + o->count; i++) {
-		char name[64], why[1024], again[1024], path[4096];
-		struct diff_file f = { name, NULL, 0 };
-		struct text detail = { 0 };
-		enum diff_verdict v;
-		int slot;
+		int slot = one_scenario(&rd, i, why, sizeof(why), &rp);
 
-		snprintf(name, sizeof(name), "random-%" PRIu64 "-%lu", rd.seed,
-			 i);
-		f.text = scenario_generate(scenario_gen_seed(rd.seed, i),
-					   o->length, &f.len);
-		if (!f.text) {
+		if (slot == -2) {
 			ret = out_of_memory();
 			goto out;
 		}
-		why[0] = '\0';
-		v = diff_one(rd.self, &f, variant, variant_name, false,
-			     &detail, why, sizeof(why), NULL, NULL);
-		text_free(&detail);
 		done++;
-		if (v == DIFF_SKIP && skips_everything(why)) {
+		if (slot == -1) {
 			printf("SKIP diff --random: %s\n", why);
-			free(f.text);
 			ret = SCN_RUN_SKIPPED;
 			goto out;
 		}
-		if (v == DIFF_MATCH) {
-			printf("MATCH %s\n", name);
-		} else {
-			printf("%s %s: %s\n", diff_words[v], name, why);
-		}
-		fflush(stdout);
-		slot = v;
-		if (v == DIFF_MISMATCH) {
-			/* A second run tells a one-off from a difference. */
-			again[0] = '\0';
-			if (diff_one(rd.self, &f, variant, variant_name, false,
-				     &detail, again, sizeof(again), NULL,
-				     NULL) != DIFF_MISMATCH) {
-				printf("  not again on a second run: %s\n",
-				       again[0] ? again : "MATCH");
-				slot = FLAKY;
-			}
-			text_free(&detail);
-		}
-		if (slot == DIFF_MISMATCH || slot == DIFF_ERROR) {
-			/* An error is written whole, not shrunk. */
-			struct diff_random_options copy = *o;
-			struct rdiff rd2 = rd;
-
-			copy.no_shrink = o->no_shrink || v == DIFF_ERROR;
-			rd2.o = &copy;
-			if (!shrink_and_write(&rd2, i, f.text, v, why, path,
-					      sizeof(path)) &&
-			    asprintf(&repro[nr_repro], "%s run --backend kernel"
-				     " %s   (model: run %s; both: diff %s)",
-				     rd.exe, path, path, path) > 0)
-				nr_repro++;
-			fflush(stdout);
-		}
 		counts[slot]++;
-		free(f.text);
 	}
 	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 : 0;
 out:
 	printf("%lu match, %lu mismatch, %lu skip", counts[DIFF_MATCH],
 	       counts[DIFF_MISMATCH], counts[DIFF_SKIP]);
-	if (counts[FLAKY])
-		printf(", %lu not reproduced", counts[FLAKY]);
+	if (counts[RDIFF_FLAKY])
+		printf(", %lu not reproduced", counts[RDIFF_FLAKY]);
 	if (counts[DIFF_ERROR])
 		printf(", %lu error", counts[DIFF_ERROR]);
-	printf(" (seed %" PRIu64 ", %lu scenarios, %.1f ms each)\n", rd.seed, done,
-	       done ? (now_seconds() - t0) * 1000 / done : 0.0);
-	for (j = 0; j < nr_repro; j++) {
-		printf("reproduce: %s\n", repro[j]);
-		free(repro[j]);
+	printf(" (seed %" PRIu64 ", %lu scenarios, %.1f ms each)\n", rd.seed,
+	       done, done ? (now_seconds() - t0) * 1000 / done : 0.0);
+	for (j = 0; j < rp.nr; j++) {
+		printf("reproduce: %s\n", rp.line[j]);
+		free(rp.line[j]);
 	}
-	free(repro);
+	free(rp.line);
 	return ret;
 }

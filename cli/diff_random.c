@@ -486,6 +486,11 @@ int diff_random(const struct diff_random_options *o,
 	double t0;
 	ssize_t n;
 
+	/* The generator writes 4K sizes (scenario/generate.c). */
+	if (SCN_DEFAULT_PAGE_SIZE != 4096)
+		return usage_error("--random: the generator writes scenarios"
+				   " for 4K pages, this build has %luK pages",
+				   SCN_DEFAULT_PAGE_SIZE >> 10);
 	rd.seed = o->have_seed ? o->seed :
 		  ((uint64_t)time(NULL) * 1000003U) ^ (uint64_t)getpid();
 	if (o->dump_dir)

@@ -126,12 +126,16 @@ static unsigned long random_len(struct gen *g)
 
 	if (chance(g, 15))	/* any page count up to 1M */
 		return (1 + rnd(g, 256)) * GEN_PAGE;
+	if (chance(g, 4))	/* several PMDs */
+		return (6 + 2 * rnd(g, 2)) << 20;
 	return lens[rnd(g, ARRAY_SIZE(lens))];
 }
 
 /* An offset below 2M: `at` of mmap and mremap. */
 static unsigned long random_at(struct gen *g)
 {
+	if (chance(g, 10))	/* just below a 2M boundary: straddles it */
+		return GEN_2M - (1 + rnd(g, 32)) * GEN_PAGE;
 	if (chance(g, 50))
 		return rnd(g, 32) * (64 << 10);
 	return rnd(g, 512) * GEN_PAGE;

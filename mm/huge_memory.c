@@ -532,8 +532,14 @@ static long split_folio_rmap_walk(struct vm_area_struct *vma, unsigned long addr
  * an anon folio: only if every reference is a mapping's or one of the
  * caller's @extra (can_split_folio(): a GUP reference, a vmsplice or a
  * pin makes it fail with -EAGAIN), only if the mappings are all in
- * @vma's MM (callers skip maybe-mapped-shared folios; -EBUSY otherwise),
- * and never while a PMD maps it (the caller splits the PMD first).  The
+ * @vma's MM (the walk must find every one; -EBUSY otherwise: the kernel
+ * would unmap the others too, but MADV_FREE and MADV_PAGEOUT, the
+ * callers, leave a folio other MMs map alone before they get here), and
+ * never while a PMD maps it (the caller splits the PMD first).  Not the
+ * maybe-mapped-shared bit: it stays set after every other MM has gone
+ * while a third MM still maps the folio (no mm_id slot was free for it),
+ * and reclaim, which isolated the folio by its mapcount, still splits it
+ * (random-diff, seed 5, scenario 23 before the fix).  The
  * caller maps @page, a page of @folio, at @addr in @vma (see the walk).
  * Pages no PTE maps are freed; the caller's @extra references stay on
  * the head page's new folio.  Called with mmap_lock held, no PTL.
@@ -558,8 +564,7 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 
 	if (!folio_test_large(folio))
 		return 0;
-	if (!folio_test_anon(folio) || folio_entire_mapcount(folio) ||
-	    folio_maybe_mapped_shared(folio))
+	if (!folio_test_anon(folio) || folio_entire_mapcount(folio))
 		return -EBUSY;
 	expected = folio_mapcount(folio) + extra;
 	if (folio_ref_count(folio) != expected)

@@ -8,6 +8,9 @@
  * it, and a crash there should cost one scenario, not the whole
  * comparison.
  *
+ * --random N (diff_random.c) compares generated scenarios the same way,
+ * through diff_one().
+ *
  * PTEBATCH_DIFF_KERNEL, if set, names the program run instead of this one
  * for the kernel side (with the same arguments): tests use a stand-in to
  * check the comparison itself on machines without root.

@@ -401,7 +401,25 @@ static void mmap_refused(struct kernel *k, unsigned long len)
 	static const char *const policy[] = { "heuristic", "always",
 					      "never" };
 	unsigned long mode = read_ulong_file("/proc/sys/vm/overcommit_memory", 0);
+	unsigned long limit, used;
 	char a[32], b[32], c[32];
+
+	/*
+	 * Only if the policy could refuse @len (__vm_enough_memory()):
+	 * heuristic, more than RAM and swap; never, past CommitLimit.  A
+	 * smaller ENOMEM is the kernel's rule for the call (a resize whose
+	 * mapping does not end where the region does cannot grow in
+	 * place), a result like any other.
+	 */
+	if (mode == 1)
+		return;
+	if (mode == 0 && len <= meminfo_bytes("MemTotal") +
+				meminfo_bytes("SwapTotal"))
+		return;
+	limit = meminfo_bytes("CommitLimit");
+	used = meminfo_bytes("Committed_AS");
+	if (mode == 2 && limit > used && len <= limit - used)
+		return;
 
 	host_limit(k, "host limit: the kernel refused a %s mapping (ENOMEM)"
 		   " under vm.overcommit_memory=%lu (%s; CommitLimit %s,"
@@ -648,6 +666,42 @@ static int read_vmas(pid_t pid, unsigned long addr, unsigned long end,
  * splits it into PTEs and leaves the folio whole; the second mprotect
  * merges the VMAs again.  Holes are skipped, as the model skips them.
  */
+static int folio_of(struct kernel *k, uint64_t pfn, struct kfolio *f);
+
+/*
+ * Can a PMD map a THP at @block of @proc (one VMA, [@vstart, @vend),
+ * covers the whole block, and its first page is the head of a PMD-size
+ * folio)?  What it cannot be is not split's to touch.
+ */
+static bool block_has_pmd_folio(struct kernel *k, int proc,
+				unsigned long block, unsigned long vstart,
+				unsigned long vend)
+{
+	char path[64];
+	uint64_t pm;
+	struct kfolio f;
+	int fd;
+	bool yes = false;
+
+	if (vstart > block || vend < block + k->pmd_size)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap",
+		 (int)k->procs[proc].pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return true;	/* cannot tell: split as before */
+	if (pread(fd, &pm, sizeof(pm), block / k->page_size * sizeof(pm)) ==
+	    sizeof(pm) && (pm & PM_PRESENT)) {
+		k->last.nr = 0;	/* what an observe found may be gone */
+		yes = !folio_of(k, pm & PM_PFN_MASK, &f) &&
+		      f.head == (pm & PM_PFN_MASK) &&
+		      f.nr == k->pmd_size / k->page_size;
+		k->last.nr = 0;
+	}
+	close(fd);
+	return yes;
+}
+
 static int do_split(struct kernel *k, int proc, const struct stmt *st,
 		    struct stmt_result *res)
 {
@@ -669,6 +723,14 @@ static int do_split(struct kernel *k, int proc, const struct stmt *st,
 		while (i < nr && v[i].end <= lo)
 			i++;
 		if (i == nr || v[i].start >= hi)
+			continue;
+		/*
+		 * Only where a PMD may map a THP: the mprotect round trip has
+		 * effects of its own elsewhere (it makes an exclusive anon
+		 * page's read-only PTE writable), which `split` must not have.
+		 */
+		if (!block_has_pmd_folio(k, proc, block, v[i].start,
+					 v[i].end))
 			continue;
 		init_cmd(k, &c, KOP_SPLIT_BLOCK);
 		c.addr = v[i].start > lo ? v[i].start : lo;
@@ -1119,7 +1181,7 @@ static unsigned long read_ulong_file(const char *path, unsigned long dflt)
 /*
  * An unlinked scratch file that takes O_DIRECT I/O: in build/ under the
  * current directory, /var/tmp or /tmp, whichever first takes an aligned
- * write of the largest I/O a statement does (KPROC_IOBUF_SIZE).  Returns
+ * write of the largest I/O a statement does (SCN_DIO_CHUNK).  Returns
  * the fd or -errno.
  *
  * Written whole before the scenario starts, so that every dio-write
@@ -1134,7 +1196,7 @@ static unsigned long read_ulong_file(const char *path, unsigned long dflt)
 static int open_scratch(struct kernel *k)
 {
 	static const char *const dirs[] = { "build", "/var/tmp", "/tmp" };
-	const size_t len = KPROC_IOBUF_SIZE;
+	const size_t len = SCN_DIO_CHUNK;
 	char path[PATH_MAX];
 	void *buf;
 	size_t i;

@@ -45,7 +45,11 @@
 
 /* Stack below the command loop that a command may use. */
 #define STACK_PREFAULT (64UL << 10)
-#define IOBUF_SIZE KPROC_IOBUF_SIZE
+/*
+ * dio-* move at most this much per pread/pwrite (the model makes the same
+ * calls: SCN_DIO_CHUNK); drain reads as much.
+ */
+#define IOBUF_SIZE SCN_DIO_CHUNK
 /*
  * register: one iovec per 16M.  io_uring accounts the pinned head pages of
  * one registration by scanning the earlier ones (headpage_already_acct()),

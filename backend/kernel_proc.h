@@ -47,11 +47,6 @@ enum kop {
 
 /* KOP_DIO_READ: KOP_DIO_FILL wrote the file already. */
 #define KDIO_FILLED	1
-/*
- * dio-* move at most this much per pread/pwrite, at offset 0 of the
- * scratch file; drain reads as much.
- */
-#define KPROC_IOBUF_SIZE (1UL << 20)
 
 /* At most this many addresses follow one KOP_PEEK. */
 #define KPEEK_MAX 4096

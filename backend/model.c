@@ -367,39 +367,53 @@ static void device_read(struct model *m, const struct pb_pages *pages,
 }
 
 /*
- * O_DIRECT from or into the range.  Linux does the I/O with the pages
- * pinned before the first one it cannot pin (a short read or write),
- * and the retry from that page fails: the pages before it are read or
- * filled, and the statement's result is the error.
+ * O_DIRECT from or into the range, one system call per SCN_DIO_CHUNK bytes
+ * at most, as the kernel backend makes them (backend/kernel_proc.c): the
+ * pages of one call are pinned together and released when it returns,
+ * before the next call pins its own, so a large folio that only this
+ * process maps can be reused by the first unsharing fault of each call
+ * (random-diff found it: seed 100, scenario 1224).  Linux does the I/O
+ * of a call with the pages pinned before the first one it cannot pin (a
+ * short read or write), and the retry from that page fails: the pages
+ * before it are read or filled, and the statement's result is the error.
  */
+static int do_dio(struct model *m, struct model_proc *p,
+		  const struct stmt *st, bool write_to_memory)
+{
+	unsigned long addr = range_addr(m, st), left = range_pages(m, st);
+	unsigned long chunk = SCN_DIO_CHUNK / m->page_size ?: 1;
+	int ret = 0;
+
+	while (left && !ret) {
+		unsigned long nr = left < chunk ? left : chunk;
+		struct pb_pages *pages;
+
+		ret = pb_gup_fast_partial(p->pb, addr, nr, PB_FOLL_PIN |
+					  (write_to_memory ? PB_FOLL_WRITE : 0),
+					  &pages);
+		if (pages) {
+			if (write_to_memory)
+				pb_pages_fill(pages, st->value);
+			else
+				device_read(m, pages, NULL, false);
+			pb_pages_release(pages, write_to_memory);
+		}
+		addr += nr * m->page_size;
+		left -= nr;
+	}
+	return ret;
+}
+
 static int do_dio_write(struct model *m, struct model_proc *p,
 			const struct stmt *st)
 {
-	struct pb_pages *pages;
-	int ret;
-
-	ret = pb_gup_fast_partial(p->pb, range_addr(m, st), range_pages(m, st),
-				  PB_FOLL_PIN, &pages);
-	if (pages) {
-		device_read(m, pages, NULL, false);
-		pb_pages_release(pages, false);
-	}
-	return ret;
+	return do_dio(m, p, st, false);
 }
 
 static int do_dio_read(struct model *m, struct model_proc *p,
 		       const struct stmt *st)
 {
-	struct pb_pages *pages;
-	int ret;
-
-	ret = pb_gup_fast_partial(p->pb, range_addr(m, st), range_pages(m, st),
-				  PB_FOLL_PIN | PB_FOLL_WRITE, &pages);
-	if (pages) {
-		pb_pages_fill(pages, st->value);
-		pb_pages_release(pages, true);
-	}
-	return ret;
+	return do_dio(m, p, st, true);
 }
 
 static int do_drain(struct model *m, const struct stmt *st,

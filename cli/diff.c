@@ -8,6 +8,9 @@
  * it, and a crash there should cost one scenario, not the whole
  * comparison.
  *
+ * --random N (diff_random.c) compares generated scenarios the same way,
+ * through diff_one().
+ *
  * PTEBATCH_DIFF_KERNEL, if set, names the program run instead of this one
  * for the kernel side (with the same arguments): tests use a stand-in to
  * check the comparison itself on machines without root.
@@ -26,25 +29,18 @@
 
 #include "backend/backend.h"
 #include "cli/cli.h"
+#include "cli/diff.h"
 #include "scenario/compare.h"
+#include "scenario/generate.h"
 #include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
-enum diff_verdict { DIFF_MATCH, DIFF_MISMATCH, DIFF_SKIP, DIFF_ERROR };
-
-static const char *const diff_words[] = {
+const char *const diff_words[] = {
 	[DIFF_MATCH] = "MATCH",
 	[DIFF_MISMATCH] = "MISMATCH",
 	[DIFF_SKIP] = "SKIP",
 	[DIFF_ERROR] = "ERROR",
-};
-
-/* A scenario file as diff reads it: once, whatever it is (a pipe too). */
-struct diff_file {
-	const char *path;
-	char *text;
-	size_t len;
 };
 
 /*
@@ -57,17 +53,14 @@ struct diff_file {
 struct diff_options {
 	struct variant_flags variant;
 	bool counters;
+	bool random;			/* --random N given */
+	const char *random_only;	/* a flag that needs --random, given */
+	struct diff_random_options rnd;
 	struct diff_file *files;
 	int nr_files;
 };
 
-/* A growing text buffer; the functions below keep it NUL-terminated. */
-struct text {
-	char *buf;
-	size_t len;
-};
-
-static void text_free(struct text *t)
+void text_free(struct text *t)
 {
 	free(t->buf);
 	t->buf = NULL;
@@ -535,11 +528,11 @@ out:
 	return v;
 }
 
-static enum diff_verdict diff_one(const char *self, const struct diff_file *f,
-				  const struct pb_variant *variant,
-				  const char *variant_name, bool counters,
-				  struct text *detail, char *why,
-				  size_t whylen)
+enum diff_verdict diff_one(const char *self, const struct diff_file *f,
+			   const struct pb_variant *variant,
+			   const char *variant_name, bool counters,
+			   struct text *detail, char *why, size_t whylen,
+			   struct text *keep_model, struct text *keep_kernel)
 {
 	struct text model = { 0 }, kernel = { 0 }, err = { 0 };
 	enum diff_verdict v;
@@ -571,8 +564,14 @@ static enum diff_verdict diff_one(const char *self, const struct diff_file *f,
 	if (v == DIFF_MATCH && counters)
 		v = diff_counters(self, f, &model, &kernel, detail, why,
 				  whylen);
-	text_free(&model);
-	text_free(&kernel);
+	if (keep_model)
+		*keep_model = model;
+	else
+		text_free(&model);
+	if (keep_kernel)
+		*keep_kernel = kernel;
+	else
+		text_free(&kernel);
 	return v;
 }
 
@@ -581,6 +580,10 @@ static void diff_usage(FILE *f)
 	fputs("usage: ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
 	      " [--arch ARCH]\n"
 	      "                     [--counters] FILE.scn...\n"
+	      "       ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
+	      " --random N [--seed S]\n"
+	      "                     [--length K] [--index I] [--out OUT]"
+	      " [--dump DIR] [--no-shrink]\n"
 	      "\n"
 	      "diff      run each scenario on the model and on this machine's"
 	      " kernel\n"
@@ -608,6 +611,22 @@ static void diff_usage(FILE *f)
 	      "                    up to 5 kernel runs, the least taken;"
 	      " pgfault only as a\n"
 	      "                    lower bound (docs/MODEL.md)\n"
+	      "  --random N        N random scenarios instead of files"
+	      " (scenario/generate.c);\n"
+	      "                    a mismatch is run again, shrunk (ddmin)"
+	      " and written to\n"
+	      "                    OUT/random-SEED-I.scn with both records;"
+	      " exit 4 if the\n"
+	      "                    kernel backend cannot run here\n"
+	      "  --seed S          the run's seed (default: from the clock,"
+	      " printed)\n"
+	      "  --length K        statements drawn per scenario (1..1000,"
+	      " default 30)\n"
+	      "  --index I         the first scenario's index (with --random 1:"
+	      " scenario I)\n"
+	      "  --out OUT         where mismatches go (default random-diff)\n"
+	      "  --dump DIR        write the scenarios to DIR, run nothing\n"
+	      "  --no-shrink       write a mismatching scenario whole\n"
 	      "exit status: 0 every scenario matched or was skipped, 1 a"
 	      " mismatch or error,\n"
 	      "             2 bad usage or a scenario that does not parse"
@@ -640,10 +659,116 @@ static int add_file(void *o, const char *word)
 	return 0;
 }
 
+/*
+ * A count of --random's: digits only (strtoul() would take " 5", "+5"
+ * and "-5" too), @min to @max, into *@out.  0 or a usage error naming
+ * @flag.
+ */
+static int count_flag(const char *flag, const char *arg, unsigned long min,
+		      unsigned long max, unsigned long *out)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || errno || *end || n < min ||
+	    n > max)
+		return usage_error("%s: expected a number from %lu to %lu,"
+				   " got '%s'", flag, min, max, arg);
+	*out = n;
+	return 0;
+}
+
+static int set_random(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+
+	opts->random = true;
+	return count_flag("--random", value, 1, DIFF_RANDOM_MAX,
+			  &opts->rnd.count);
+}
+
+static int set_seed(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+	unsigned long long n;
+	char *end;
+
+	opts->random_only = "--seed";
+	errno = 0;
+	n = strtoull(value, &end, 0);
+	if (value[0] < '0' || value[0] > '9' || errno || *end)
+		return usage_error("--seed: expected a number (decimal or 0x"
+				   " hex, at most 64 bits), got '%s'", value);
+	opts->rnd.seed = n;
+	opts->rnd.have_seed = true;
+	return 0;
+}
+
+static int set_length(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+	unsigned long n;
+	int ret;
+
+	opts->random_only = "--length";
+	ret = count_flag("--length", value, 1, SCN_GEN_MAX_LENGTH, &n);
+	opts->rnd.length = (int)n;
+	return ret;
+}
+
+static int set_index(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+
+	opts->random_only = "--index";
+	return count_flag("--index", value, 0, DIFF_RANDOM_MAX,
+			  &opts->rnd.first);
+}
+
+static int set_out(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+
+	opts->random_only = "--out";
+	if (!*value)
+		return usage_error("--out: expected a directory, got ''");
+	opts->rnd.out_dir = value;
+	return 0;
+}
+
+static int set_dump(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+
+	opts->random_only = "--dump";
+	if (!*value)
+		return usage_error("--dump: expected a directory, got ''");
+	opts->rnd.dump_dir = value;
+	return 0;
+}
+
+static int set_no_shrink(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+
+	opts->random_only = "--no-shrink";
+	opts->rnd.no_shrink = true;
+	return 0;
+}
+
 static const struct cli_option diff_options[] = {
 	{ "--variant", true, set_variant },
 	{ "--set", true, add_set },
 	{ "--counters", false, set_counters },
+	{ "--random", true, set_random },
+	{ "--seed", true, set_seed },
+	{ "--length", true, set_length },
+	{ "--index", true, set_index },
+	{ "--out", true, set_out },
+	{ "--dump", true, set_dump },
+	{ "--no-shrink", false, set_no_shrink },
 	{ NULL, false, NULL },
 };
 
@@ -673,7 +798,7 @@ static int diff_read_files(struct diff_options *opts)
 }
 
 /* The program that runs the kernel side: this very binary, by default. */
-static int kernel_side(char *self, size_t size)
+int diff_kernel_side(char *self, size_t size)
 {
 	const char *stand_in = getenv("PTEBATCH_DIFF_KERNEL");
 	ssize_t n;
@@ -709,15 +834,27 @@ static int diff_main(int argc, char **argv)
 		ret = out_of_memory();
 		goto out;
 	}
+	opts.rnd.length = SCN_GEN_DEFAULT_LENGTH;
 	ret = cli_parse(diff_options, &opts, add_file, argc, argv);
-	if (!ret && !opts.nr_files)
+	if (!ret && opts.random_only && !opts.random)
+		ret = usage_error("%s: only with --random N", opts.random_only);
+	if (!ret && opts.random && opts.nr_files)
+		ret = usage_error("--random: no scenario file with it (got"
+				  " '%s')", opts.files[0].path);
+	if (!ret && opts.random && opts.counters)
+		ret = usage_error("--random: not with --counters");
+	if (!ret && !opts.random && !opts.nr_files)
 		ret = usage_error("no scenario file given");
 	if (!ret)
 		ret = variant_flags_build(&opts.variant, &variant, &variant_name);
+	if (!ret && opts.random) {
+		ret = diff_random(&opts.rnd, &variant, variant_name);
+		goto out;
+	}
 	if (!ret)
 		ret = diff_read_files(&opts);
 	if (!ret)
-		ret = kernel_side(self, sizeof(self));
+		ret = diff_kernel_side(self, sizeof(self));
 	if (ret)
 		goto out;
 	/*
@@ -739,7 +876,8 @@ static int diff_main(int argc, char **argv)
 
 		why[0] = '\0';
 		v = diff_one(self, &opts.files[i], &variant, variant_name,
-			     opts.counters, &detail, why, sizeof(why));
+			     opts.counters, &detail, why, sizeof(why), NULL,
+			     NULL);
 		counts[v]++;
 		if (v == DIFF_MATCH)
 			printf("MATCH %s\n", opts.files[i].path);

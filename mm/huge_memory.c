@@ -432,19 +432,47 @@ int change_huge_pmd(struct mmu_gather *tlb, struct vm_area_struct *vma,
 /* ---- folio split, MADV_FREE and MADV_PAGEOUT of huge PMDs ---- */
 
 /*
+ * try_to_map_unused_to_zeropage(): after an anon folio split, the PTE at
+ * @addr that maps order-0 page @pfn, which holds only zeroes, maps the
+ * shared zero page instead, and the page loses that mapping and its
+ * reference (remove_migration_pte() takes none for it).  The kernel does
+ * it while the PTE is a migration entry, already flushed; here the PTE is
+ * present, so it is cleared and flushed first.  Since Linux 6.12 (commit
+ * b1f202060afe, "mm: remap unused subpages to shared zeropage when
+ * splitting isolated thp"); no mlock or userfaultfd in the model, the two
+ * cases it leaves alone.
+ */
+static void map_unused_to_zeropage(struct vm_area_struct *vma,
+				   unsigned long addr, pte_t *ptep,
+				   unsigned long pfn)
+{
+	struct folio *folio = pfn_folio(pfn);
+
+	ptep_get_and_clear(vma->vm_mm, addr, ptep);
+	flush_tlb_page(vma->vm_mm, addr);
+	set_pte_at(vma->vm_mm, addr, ptep,
+		   pte_mkspecial(pfn_pte(machine.zero_pfn, vma->vm_page_prot)));
+	folio_remove_rmap_ptes(folio, pfn_to_page(pfn), 1, vma);
+	folio_put(folio);
+}
+
+/*
  * The anon rmap walk of split_folio(): every PTE of @mm that maps a page
  * of @folio.  The model keeps no folio->index; the caller's mapping of
  * @page at @addr in @vma gives the folio's linear page offset, and each
  * VMA of the same anon_vma maps page i, if at all, at the address that
  * offset puts it (vma_address()), as mremap keeps vm_pgoff.  @mapped[i]
- * counts page i's mappings; without @mapped (arm64, after the split)
+ * counts page i's mappings; with @zero, each mapping of a page i with
+ * @zero[i] set goes to the shared zero page (after the split); without
+ * either (arm64, after the split)
  * every folded entry found is repainted as single entries, which the
  * kernel gets from unmapping and remapping the folio.  Returns the
  * number of mappings found.
  */
 static long split_folio_rmap_walk(struct vm_area_struct *vma, unsigned long addr,
 				  unsigned long pfn, unsigned long head,
-				  unsigned long nr, unsigned char *mapped)
+				  unsigned long nr, unsigned char *mapped,
+				  const bool *zero)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	/* The linear page offset of the folio's first page. */
@@ -478,6 +506,10 @@ static long split_folio_rmap_walk(struct vm_area_struct *vma, unsigned long addr
 				if (!pte_present(pte) || pte_pfn(pte) != head + i)
 					continue;
 				found++;
+				if (zero && zero[i]) {
+					map_unused_to_zeropage(w, a, ptep, head + i);
+					continue;
+				}
 				if (mapped)
 					mapped[i]++;
 #ifdef ARCH_HAS_CONTPTE
@@ -500,8 +532,14 @@ static long split_folio_rmap_walk(struct vm_area_struct *vma, unsigned long addr
  * an anon folio: only if every reference is a mapping's or one of the
  * caller's @extra (can_split_folio(): a GUP reference, a vmsplice or a
  * pin makes it fail with -EAGAIN), only if the mappings are all in
- * @vma's MM (callers skip maybe-mapped-shared folios; -EBUSY otherwise),
- * and never while a PMD maps it (the caller splits the PMD first).  The
+ * @vma's MM (the walk must find every one; -EBUSY otherwise: the kernel
+ * would unmap the others too, but MADV_FREE and MADV_PAGEOUT, the
+ * callers, leave a folio other MMs map alone before they get here), and
+ * never while a PMD maps it (the caller splits the PMD first).  Not the
+ * maybe-mapped-shared bit: it stays set after every other MM has gone
+ * while a third MM still maps the folio (no mm_id slot was free for it),
+ * and reclaim, which isolated the folio by its mapcount, still splits it
+ * (random-diff, seed 5, scenario 23 before the fix).  The
  * caller maps @page, a page of @folio, at @addr in @vma (see the walk).
  * Pages no PTE maps are freed; the caller's @extra references stay on
  * the head page's new folio.  Called with mmap_lock held, no PTL.
@@ -520,24 +558,29 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 	const unsigned long nr = folio_nr_pages(folio), head = folio_pfn(folio);
 	unsigned long flags, i;
 	unsigned char *mapped;
+	bool *zero, any_zero = false;
 	int expected;
 	long found;
 
 	if (!folio_test_large(folio))
 		return 0;
-	if (!folio_test_anon(folio) || folio_entire_mapcount(folio) ||
-	    folio_maybe_mapped_shared(folio))
+	if (!folio_test_anon(folio) || folio_entire_mapcount(folio))
 		return -EBUSY;
 	expected = folio_mapcount(folio) + extra;
 	if (folio_ref_count(folio) != expected)
 		return -EAGAIN;
 	mapped = calloc(nr, 1);
-	if (!mapped)
+	zero = calloc(nr, sizeof(*zero));
+	if (!mapped || !zero) {
+		free(mapped);
+		free(zero);
 		return -ENOMEM;
+	}
 	found = split_folio_rmap_walk(vma, addr, page_to_pfn(page), head, nr,
-				      mapped);
+				      mapped, NULL);
 	if (found != folio_mapcount(folio)) {
 		free(mapped);
+		free(zero);
 		return -EBUSY;
 	}
 	/* folio_ref_freeze(): GUP-fast cannot add to a zero refcount. */
@@ -546,6 +589,7 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 	if (!atomic_compare_exchange_strong_explicit(&folio->_refcount, &expected,
 			0, memory_order_acquire, memory_order_relaxed)) {
 		free(mapped);
+		free(zero);
 		return -EAGAIN;
 	}
 	flags = atomic_load_explicit(&folio->flags, memory_order_relaxed) &
@@ -586,8 +630,22 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 			folio_put(new);
 	}
 #ifdef ARCH_HAS_CONTPTE
-	split_folio_rmap_walk(vma, addr, page_to_pfn(page), head, nr, NULL);
+	split_folio_rmap_walk(vma, addr, page_to_pfn(page), head, nr, NULL,
+			      NULL);
 #endif
+	/*
+	 * remap_page(RMP_USE_SHARED_ZEROPAGE): every page that holds only
+	 * zeroes and is still mapped goes to the shared zero page.  The
+	 * model's PTEs never left, so the walk replaces them now.
+	 */
+	for (i = 0; i < nr; i++) {
+		zero[i] = mapped[i] && page_is_zero(pfn_to_page(head + i));
+		any_zero |= zero[i];
+	}
+	if (any_zero)
+		split_folio_rmap_walk(vma, addr, page_to_pfn(page), head, nr,
+				      NULL, zero);
+	free(zero);
 	free(mapped);
 	/* The old order: @folio is the head's order-0 folio by now. */
 	count_mthp_stat(__builtin_ctzl(nr), MTHP_STAT_SPLIT);

@@ -144,7 +144,15 @@ static int move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	*new_vma = *vma;
 	new_vma->vm_start = new_addr;
 	new_vma->vm_end = new_addr + len;
-	new_vma->vm_pgoff += (old - vma->vm_start) >> PAGE_SHIFT;
+	/*
+	 * copy_vma(): an anonymous VMA that never faulted takes the pgoff
+	 * of its new place, as a new mapping there would, "to increase its
+	 * chance of merging"; one with an anon_vma keeps its pages' offsets.
+	 */
+	if (vma->anon_vma)
+		new_vma->vm_pgoff += (old - vma->vm_start) >> PAGE_SHIFT;
+	else
+		new_vma->vm_pgoff = new_addr >> PAGE_SHIFT;
 	new_vma->anon_vma = anon_vma_get(vma->anon_vma);
 	err = vma_insert(mm, new_vma);
 	if (err) {

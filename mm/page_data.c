@@ -263,6 +263,24 @@ out:
 	page_data_unlock(page);
 }
 
+/* Does the page hold only zeroes (memchr_inv(addr, 0, PAGE_SIZE) == NULL)? */
+bool page_is_zero(struct page *page)
+{
+	const uint8_t *c;
+	unsigned long i;
+
+	if (!page_data_full(page))
+		return !atomic_load_explicit(&page->data.first,
+					     memory_order_relaxed) &&
+		       !atomic_load_explicit(&page->data.rest,
+					     memory_order_relaxed);
+	c = page_address(page);
+	for (i = 0; i < PAGE_SIZE; i++)
+		if (__atomic_load_n(&c[i], __ATOMIC_RELAXED))
+			return false;
+	return true;
+}
+
 /* Does the page have its frame (for the tests of this file)? */
 bool page_data_materialized(const struct page *page)
 {

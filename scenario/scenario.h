@@ -55,6 +55,14 @@
  */
 #define SCN_RESIZE_ROOM (64UL << 20)
 
+/*
+ * dio-read and dio-write are O_DIRECT calls of at most this many bytes
+ * each: the pages of one call are pinned together and released before the
+ * next call pins its own, which decides whether an unsharing fault may
+ * reuse a large folio.  Both backends make the same calls.
+ */
+#define SCN_DIO_CHUNK (1UL << 20)
+
 /* The end of the room of a region created ending at @end. */
 static inline unsigned long scenario_room_end(unsigned long end)
 {

@@ -162,17 +162,35 @@ skip_root() {
 	done
 } >"$tmp/long.scn"
 
-# The THP settings, to compare before and after, read under the THP
-# settings lock (backend/thp_sysfs.c): another run on this machine (a
-# second make check, a CI clone) holds it while its settings are applied.
-thp_lock=/run/lock/ptebatch-thp.lock
-[ -w /run/lock ] || thp_lock=/tmp/ptebatch-thp.lock
+# The THP settings, to compare before and after.
 thp_state() {
-	flock -w 600 "$thp_lock" sh -c '
-		for f in /sys/kernel/mm/transparent_hugepage/enabled \
-			 /sys/kernel/mm/transparent_hugepage/hugepages-*/enabled; do
-			[ -r "$f" ] && echo "$f $(cat "$f")"
-		done'
+	for f in /sys/kernel/mm/transparent_hugepage/enabled \
+		 /sys/kernel/mm/transparent_hugepage/hugepages-*/enabled; do
+		[ -r "$f" ] && echo "$f $(cat "$f")"
+	done
+}
+
+# The THP settings lock's file, if a run ever made it.
+thp_lock_file() {
+	for lock in /run/lock/ptebatch-thp.lock /tmp/ptebatch-thp.lock; do
+		[ -e "$lock" ] && { echo "$lock"; return 0; }
+	done
+	return 1
+}
+
+# The settings at rest: read holding the lock, so that a run of another
+# worktree's `make check` (or `diff --random`), which holds it from apply
+# to restore, is not caught half-way.  Waits up to 60 s for the lock.
+thp_state_at_rest() {
+	lock=$(thp_lock_file)
+	if [ -n "$lock" ] && command -v flock >/dev/null 2>&1; then
+		exec 9<"$lock"
+		flock -w 60 9
+		thp_state
+		exec 9<&-
+	else
+		thp_state
+	fi
 }
 
 # The pid of the first child of $1, if any.
@@ -188,7 +206,7 @@ if [ -n "$root_reason" ]; then
 	skip_root "a vmsplice longer than a pipe may hold is MATCH or SKIP, named"
 	skip_root "a scenario that writes more than this machine has is refused"
 else
-	thp_state >"$tmp/thp.before"
+	thp_state_at_rest >"$tmp/thp.before"
 	"$TOOL" diff "$tmp/long.scn" >"$tmp/out" 2>&1 &
 	dpid=$!
 	run=
@@ -198,16 +216,12 @@ else
 	status=$?
 	gone=1
 	[ -n "$run" ] && wait_for '! kill -0 "$run" 2>/dev/null || grep -q "^State:.*Z" "/proc/$run/status" 2>/dev/null' 100 && gone=0
-	thp_state >"$tmp/thp.after"
+	thp_state_at_rest >"$tmp/thp.after"
+	# Free: ours is gone; another worktree's run may hold it a while.
 	free=1
-	if command -v flock >/dev/null 2>&1; then
-		for lock in /run/lock/ptebatch-thp.lock /tmp/ptebatch-thp.lock; do
-			[ -e "$lock" ] || continue
-			# Free, or held by another run on the machine for
-			# a while: never held for good by the killed one.
-			flock -w 600 "$lock" true && free=0
-			break
-		done
+	lock=$(thp_lock_file)
+	if [ -n "$lock" ] && command -v flock >/dev/null 2>&1; then
+		flock -w 60 "$lock" true && free=0
 	else
 		free=0
 	fi

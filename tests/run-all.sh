@@ -100,6 +100,9 @@ run_test cli-errors env BUILD="$BUILD" sh tests/cli-errors.sh
 # diff and the kernel backend under signals, dying processes, host
 # limits and inputs that can be read only once.
 run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh
+# diff --random: the generator, the shrinker on a planted difference and
+# the flags with a stand-in kernel side; as root, random scenarios here.
+run_test random-diff env BUILD="$BUILD" SAN="${SAN:-}" sh tests/random-diff.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh

@@ -703,22 +703,29 @@ static void part_stream_close(struct part_stream *ps)
 	memset(ps, 0, sizeof(*ps));
 }
 
+/* @sr emptied, its record and errors open as *@out and *@err. */
+static int side_run_open(struct side_run *sr, FILE **out, FILE **err)
+{
+	side_run_free(sr);
+	*out = open_memstream(&sr->record, &sr->record_len);
+	*err = open_memstream(&sr->errors, &sr->errors_len);
+	if (*out && *err)
+		return 0;
+	if (*out)
+		fclose(*out);
+	if (*err)
+		fclose(*err);
+	return -ENOMEM;
+}
+
 static int run_side(struct explorer *x, int i, const struct scenario *s)
 {
 	struct side_run *sr = &x->runs[i];
 	FILE *out, *err;
 	int bad;
 
-	side_run_free(sr);
-	out = open_memstream(&sr->record, &sr->record_len);
-	err = open_memstream(&sr->errors, &sr->errors_len);
-	if (!out || !err) {
-		if (out)
-			fclose(out);
-		if (err)
-			fclose(err);
+	if (side_run_open(sr, &out, &err))
 		return -ENOMEM;
-	}
 	sr->status = scenario_run(s, x->sides[i]->model, out, err,
 				  x->sides[i]->check_from);
 	bad = fclose(out);
@@ -1108,16 +1115,8 @@ static int fast_setup(struct explorer *x)
 		struct side_run *sr = &x->runs[i];
 		FILE *out, *err;
 
-		side_run_free(sr);
-		out = open_memstream(&sr->record, &sr->record_len);
-		err = open_memstream(&sr->errors, &sr->errors_len);
-		if (!out || !err) {
-			if (out)
-				fclose(out);
-			if (err)
-				fclose(err);
+		if (side_run_open(sr, &out, &err))
 			return -ENOMEM;
-		}
 		sr->status = scenario_run_start(x->root_scn, side->model, out,
 						err);
 		if (sr->status == SCN_RUN_OK)

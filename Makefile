@@ -203,8 +203,8 @@ bench: $(TOOL)
 # `make check` runs it at depth 4, and 3 with the THP region
 # (tests/explore-smoke.sh, about a minute with its four-shard checks);
 # `make explore` goes one deeper:
-# depth 5 is 820646 sequences, 264112 states, 48 s (5.8 min of CPU before
-# the checkpoints of issue 16; measured 2026-12-02), and --thp depth 4 is
+# depth 5 is 800559 sequences, 254997 states, 39-50 s (5.8 min of CPU
+# before the checkpoints of issue 16; measured 2026-12-02), and --thp depth 4 is
 # 61351 sequences, 23649 states, 40 s before them (2026-11-30; both on
 # the 2-core machine, wall time more when it is shared).  Deeper: --shard I/N over cores or hosts (README).
 EXPLORE_SRCS      := $(sort $(wildcard explore/*.c))

@@ -286,10 +286,12 @@ static int run_main(int argc, char **argv)
 		    opts.stats || opts.kstats || opts.memory || !opts.check ||
 		    opts.time || opts.reps || opts.name ||
 		    strcmp(opts.backend, "model"))
-			return usage_error("--fuzz NAME FILE takes no other"
-					   " flag: the harness runs FILE as"
-					   " the fuzzer did");
-		return run_fuzz_input(opts.fuzz, opts.file);
+			ret = usage_error("--fuzz NAME FILE takes no other"
+					  " flag: the harness runs FILE as"
+					  " the fuzzer did");
+		else
+			ret = run_fuzz_input(opts.fuzz, opts.file);
+		goto out;
 	}
 	if (!ret)
 		ret = check_kernel_options(&opts);

@@ -103,7 +103,7 @@ HOOK_LIB := $(BUILD)/hooks/libptebatch.a
 TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS)) \
 	    $(patsubst tests/hooks/%.c,$(BUILD)/tests/%,$(HOOK_TEST_SRCS))
 
-.PHONY: all bench check clean tests
+.PHONY: all bench check clean figures tests
 all: $(TOOL) $(LIB)
 
 # Objects reached only through a pattern chain (a test's .o) would be
@@ -191,12 +191,31 @@ check: tests
 # .scn.gz) replayed under each folio size and preset: 6 runs (a first, 5
 # reps) of each of 4 presets x 5 folio sizes, and of each folio size on
 # the kernel; the four shipped traces take about 25 s (2026-12-02).
+# Each writes its tables, its rows and its figures (bench/figure.h) into
+# $(BENCH_OUT), docs/ by default: docs/bench-output.txt,
+# docs/bench-results.json, docs/bench-gup.svg, -cow, -mprotect (and
+# -predicted with the kernel columns), docs/replay-*.  As root, so the
+# kernel columns run; BENCH_OUT=/tmp/x keeps docs/ as it is.
 BENCH_SIZE ?=
+BENCH_OUT ?= docs
 BENCH_TRACES := $(sort $(wildcard examples/traces/*.scn examples/traces/*.scn.gz))
 bench: $(TOOL)
 	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine"
-	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE))
-	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES))
+	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE)) --json $(BENCH_OUT)/bench-results.json --plot $(BENCH_OUT)/bench.svg > $(BENCH_OUT)/bench-output.txt
+	cat $(BENCH_OUT)/bench-output.txt
+	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES) --json $(BENCH_OUT)/replay-results.json --plot $(BENCH_OUT)/replay.svg > $(BENCH_OUT)/replay-output.txt)
+	$(if $(BENCH_TRACES),cat $(BENCH_OUT)/replay-output.txt)
+
+# The figures in docs/ drawn again from the rows committed beside them,
+# without measuring (`ptebatch plot`, seconds): what docs/RESULTS.md
+# shows.  Those rows were written before rows named their machine, so
+# FIGURES_MACHINE names it (the machine of docs/RESULTS.md).
+FIGURES_MACHINE ?= AMD EPYC (2 vCPUs, Firecracker guest), Linux 6.18.44-fc-v669
+figures: $(TOOL)
+	$(TOOL) plot --out docs/bench.svg --machine '$(FIGURES_MACHINE)' docs/bench-results.json
+	$(TOOL) plot --out docs/replay.svg --machine '$(FIGURES_MACHINE)' docs/replay-results.json
+	$(TOOL) plot --out docs/predicted.svg --only predicted --machine '$(FIGURES_MACHINE)' docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/bench-results.json docs/replay-results.json
+	$(TOOL) plot --out docs/mprotect-arm64.svg --only mprotect docs/mprotect-arm64-results.json
 
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)
 # runs every sequence of up to K operations under baseline and seeds.

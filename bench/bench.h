@@ -72,6 +72,13 @@ int bench_check_size(unsigned long size, char *why, size_t whylen);
  */
 int bench_plot_check(const char *path, char *why, size_t whylen);
 
+/*
+ * Where the kernel columns can run: asked for, root, and a model of this
+ * machine's architecture (an arm64 run beside an x86 kernel would measure
+ * the same x86 kernel again under another name).  NULL, or why not.
+ */
+const char *bench_kernel_unavailable(const struct bench_opts *o);
+
 /* The folio modes of the seed tables. */
 enum folio_mode {
 	FOLIO_4K,		/* MADV_NOHUGEPAGE, order 0 */
@@ -154,16 +161,20 @@ struct bench_row {
 	const char *extra_json;		/* NULL or ",\"key\":value..." */
 };
 void bench_row_init(struct bench_row *r);
+/* @s as the inside of a JSON string, cut to fit @len bytes. */
+void bench_json_string(char *buf, size_t len, const char *s);
 /*
- * Append @r to opts->json (one JSON object per line) if JSON is on, and
- * keep a copy of it for bench_plot() if --plot is on.
+ * Append @r to opts->json (one JSON object per line, with the machine it
+ * ran on) if JSON is on, and keep the same line for bench_plot() if
+ * --plot is on.
  */
 void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
 
 /*
- * --plot: draw every row kept so far (median time per folio size, one bar
- * per op/variant/backend, one panel per bench) into o->plot with gnuplot.
- * Returns 0, or -errno with the reason on stderr (-ENOENT: no gnuplot).
+ * --plot: draw the figures of every row kept so far (bench/figure.h) to
+ * o->plot, or o->plot's name with -NAME for each of several figures; the
+ * files written are named on stderr.  Returns 0, or -errno with the
+ * reason on stderr (-ENOENT: no gnuplot).
  */
 int bench_plot(const struct bench_opts *o);
 
@@ -234,10 +245,8 @@ int bench_mprotect(const struct bench_opts *o);
 /*
  * replay.c: every scenario of o->traces under each folio configuration
  * (its mthp settings replaced: o->traces[i] is changed) and preset, and on
- * the kernel.  bench_replay_plot() draws what it kept for --plot (faults
- * and time per folio size, a bar per preset) instead of bench_plot().
+ * the kernel.  Its rows are drawn by bench_plot() like the others.
  */
 int bench_replay(const struct bench_opts *o);
-int bench_replay_plot(const struct bench_opts *o);
 
 #endif /* BENCH_BENCH_H */

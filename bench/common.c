@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/figure.h"
 #include "calibrate/calib.h"
 
 static const char *const mode_names[NR_FOLIO_MODES] = {
@@ -146,52 +148,36 @@ static void json_counter(FILE *f, const char *name, long long v)
 		fprintf(f, ",\"%s\":%lld", name, v);
 }
 
-/* The rows kept for --plot: bench, folio, series label, median. */
-struct plot_row {
-	char *bench, *folio, *series;
-	double median_us;
-};
-static struct plot_row *plot_rows;
-static size_t nr_plot_rows, cap_plot_rows;
+/*
+ * The rows kept for --plot: the JSON lines themselves, drawn at the end
+ * by bench/figure.c as `ptebatch plot` draws a saved --json file.
+ */
+static FILE *plot_mem;
+static char *plot_text;
+static size_t plot_len;
 
-static void plot_keep(const struct bench_row *r)
+void bench_json_string(char *buf, size_t len, const char *s)
 {
-	struct plot_row *pr;
-	char series[256];
+	size_t n = 0;
 
-	if (nr_plot_rows == cap_plot_rows) {
-		size_t cap = cap_plot_rows ? 2 * cap_plot_rows : 64;
-		struct plot_row *n = realloc(plot_rows, cap * sizeof(*n));
+	for (; *s && n + 7 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
 
-		if (!n)
-			return;		/* the plot misses a row, no more */
-		plot_rows = n;
-		cap_plot_rows = cap;
+		if (ch == '"' || ch == '\\')
+			n += snprintf(buf + n, len - n, "\\%c", ch);
+		else if (ch < 0x20)
+			n += snprintf(buf + n, len - n, "\\u%04x", ch);
+		else
+			buf[n++] = (char)ch;
 	}
-	snprintf(series, sizeof(series), "%s %s (%s)", r->op, r->variant,
-		 r->backend);
-	pr = &plot_rows[nr_plot_rows];
-	pr->bench = strdup(r->bench);
-	pr->folio = strdup(r->folio);
-	pr->series = strdup(series);
-	pr->median_us = r->t.median_us;
-	if (!pr->bench || !pr->folio || !pr->series) {
-		free(pr->bench);
-		free(pr->folio);
-		free(pr->series);
-		return;
-	}
-	nr_plot_rows++;
+	buf[n] = '\0';
 }
 
-void bench_json_row(const struct bench_opts *o, const struct bench_row *r)
+static void json_row_write(FILE *f, const struct bench_opts *o,
+			   const struct bench_row *r)
 {
-	FILE *f = o->json;
+	char machine[1400];
 
-	if (o->plot)
-		plot_keep(r);
-	if (!f)
-		return;
 	fprintf(f, "{\"bench\":\"%s\",\"folio\":\"%s\",\"op\":\"%s\","
 		"\"variant\":\"%s\",\"backend\":\"%s\",\"arch\":\"%s\","
 		"\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,\"reps\":%d",
@@ -208,8 +194,19 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r)
 					     : "");
 	if (r->extra_json)
 		fputs(r->extra_json, f);
-	fputs("}\n", f);
+	bench_json_string(machine, sizeof(machine), fig_this_machine());
+	fprintf(f, ",\"machine\":\"%s\"}\n", machine);
 	fflush(f);
+}
+
+void bench_json_row(const struct bench_opts *o, const struct bench_row *r)
+{
+	if (o->plot && !plot_mem)
+		plot_mem = open_memstream(&plot_text, &plot_len);
+	if (o->plot && plot_mem)
+		json_row_write(plot_mem, o, r);
+	if (o->json)
+		json_row_write(o->json, o, r);
 }
 
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)
@@ -290,6 +287,21 @@ int bench_plot_check(const char *path, char *why, size_t whylen)
 	return -err;
 }
 
+const char *bench_kernel_unavailable(const struct bench_opts *o)
+{
+	struct utsname uts;
+
+	if (!(o->backend & BENCH_KERNEL))
+		return "not asked for (--backend model)";
+	if (strcmp(pb_arch_name(), "x86_64"))
+		return "the model's architecture is not this machine's";
+	if (uname(&uts) || strcmp(uts.machine, "x86_64"))
+		return "this machine is not x86_64";
+	if (geteuid())
+		return "not root (THP sysfs, /proc/kpageflags)";
+	return NULL;
+}
+
 int bench_model_start(unsigned long memory, const struct pb_variant *v)
 {
 	struct pb_config cfg = { .memory_bytes = memory };
@@ -351,78 +363,6 @@ void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 
 /* ---- --plot ---------------------------------------------------------- */
 
-static bool in_strs(char **list, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(list[i], s))
-			return true;
-	return false;
-}
-
-/* Distinct values of one field of the rows of @bench, in first-seen order. */
-static size_t distinct(const char *bench, size_t field, char **out)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < nr_plot_rows; i++) {
-		const struct plot_row *r = &plot_rows[i];
-		char *v = field == 0 ? r->bench : field == 1 ? r->folio : r->series;
-
-		if (bench && strcmp(r->bench, bench))
-			continue;
-		if (!in_strs(out, n, v))
-			out[n++] = v;
-	}
-	return n;
-}
-
-static const struct plot_row *find_plot_row(const char *bench,
-					    const char *folio,
-					    const char *series)
-{
-	size_t i;
-
-	for (i = 0; i < nr_plot_rows; i++) {
-		const struct plot_row *r = &plot_rows[i];
-
-		if (!strcmp(r->bench, bench) && !strcmp(r->folio, folio) &&
-		    !strcmp(r->series, series))
-			return r;
-	}
-	return NULL;
-}
-
-/* gnuplot takes '...' strings; the labels here hold no quote of that kind. */
-static void plot_panel(FILE *f, const char *bench, char **scratch1,
-		       char **scratch2)
-{
-	size_t nf = distinct(bench, 1, scratch1);
-	size_t ns = distinct(bench, 2, scratch2);
-	size_t i, j;
-
-	fprintf(f, "set title '%s: median time per folio size'\n", bench);
-	fputs("plot ", f);
-	for (j = 0; j < ns; j++)
-		fprintf(f, "%s'-' using 2:xtic(1) title '%s'",
-			j ? ", " : "", scratch2[j]);
-	fputc('\n', f);
-	for (j = 0; j < ns; j++) {
-		for (i = 0; i < nf; i++) {
-			const struct plot_row *r =
-				find_plot_row(bench, scratch1[i], scratch2[j]);
-
-			/* A missing cell (a skipped kernel column) is NaN. */
-			if (r && r->median_us > 0)
-				fprintf(f, "%s %.3f\n", scratch1[i], r->median_us);
-			else
-				fprintf(f, "%s NaN\n", scratch1[i]);
-		}
-		fputs("e\n", f);
-	}
-}
-
 FILE *bench_plot_script_open(char *script)
 {
 	int fd;
@@ -466,57 +406,27 @@ int bench_plot_script_run(FILE *f, const char *script, const char *plot)
 
 int bench_plot(const struct bench_opts *o)
 {
-	char script[BENCH_PLOT_SCRIPT_LEN];
-	char **benches, **s1, **s2;
-	size_t nb, i;
-	int err = 0;
-	FILE *f = NULL;
+	struct fig_rows rows = { 0 };
+	char why[600];
+	int err;
 
 	if (!o->plot)
 		return 0;
-	if (system("command -v gnuplot >/dev/null 2>&1")) {
-		fprintf(stderr, "ptebatch: --plot needs gnuplot, which is not"
-			" installed (Debian: apt-get install gnuplot-nox)\n");
-		return -ENOENT;
-	}
-	if (!nr_plot_rows) {
+	if (!plot_mem || fflush(plot_mem) || !plot_len) {
 		fprintf(stderr, "ptebatch: --plot: no rows to draw\n");
 		return -ENODATA;
 	}
-	benches = calloc(nr_plot_rows, sizeof(*benches));
-	s1 = calloc(nr_plot_rows, sizeof(*s1));
-	s2 = calloc(nr_plot_rows, sizeof(*s2));
-	if (!benches || !s1 || !s2) {
-		err = -ENOMEM;
-		fprintf(stderr, "ptebatch: --plot: %s\n", strerror(-err));
-		goto out;
-	}
-	f = bench_plot_script_open(script);
-	if (!f) {
-		err = -EIO;
-		goto out;
-	}
-	nb = distinct(NULL, 0, benches);
-	fprintf(f, "set terminal svg size 1000,%zu dynamic background '#ffffff'\n"
-		"set output '%s'\n"
-		"set style data histograms\n"
-		"set style histogram clustered gap 1\n"
-		"set style fill solid 0.8 border -1\n"
-		"set logscale y\n"
-		"set ylabel 'median time (us, log scale)'\n"
-		"set xlabel 'folio size'\n"
-		"set key outside right top\n"
-		"set grid ytics\n"
-		"set datafile missing 'NaN'\n"
-		"set multiplot layout %zu,1\n",
-		420 * nb, o->plot, nb);
-	for (i = 0; i < nb; i++)
-		plot_panel(f, benches[i], s1, s2);
-	fputs("unset multiplot\n", f);
-	err = bench_plot_script_run(f, script, o->plot);
-out:
-	free(benches);
-	free(s1);
-	free(s2);
+	err = fig_rows_read_text(&rows, plot_text, plot_len, "--plot", why,
+				 sizeof(why));
+	if (err)
+		fprintf(stderr, "ptebatch: %s\n", why);
+	else
+		err = fig_draw_all(&rows, o->plot, NULL, NULL, stderr);
+	fig_rows_free(&rows);
+	fclose(plot_mem);
+	free(plot_text);
+	plot_mem = NULL;
+	plot_text = NULL;
+	plot_len = 0;
 	return err;
 }

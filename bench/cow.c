@@ -669,8 +669,8 @@ int bench_cow(const struct bench_opts *o)
 	}
 	if (uname(&uts))
 		snprintf(uts.release, sizeof(uts.release), "?");
-	if (!(o->backend & BENCH_KERNEL)) {
-		snprintf(kwhy, sizeof(kwhy), "not asked for (--backend model)");
+	if (bench_kernel_unavailable(o)) {
+		snprintf(kwhy, sizeof(kwhy), "%s", bench_kernel_unavailable(o));
 		snprintf(k64why, sizeof(k64why), "%s", kwhy);
 	} else {
 		memset(kcells, 0, sizeof(kcells));

@@ -597,6 +597,7 @@ int bench_gup(const struct bench_opts *o)
 	struct gup_mode_result res[NR_FOLIO_MODES];
 	struct gup_run run = { .o = o };
 	const char *kernel_note;
+	char knote[200];
 	bool kernel = false;
 	int m, err = 0;
 
@@ -625,10 +626,13 @@ int bench_gup(const struct bench_opts *o)
 
 	if (!(o->backend & BENCH_KERNEL))
 		kernel_note = "not run (--backend model)";
-	else if (geteuid())
-		kernel_note = "SKIP: not root (THP sysfs, /proc/kpageflags)";
-	else
+	else if (bench_kernel_unavailable(o)) {
+		snprintf(knote, sizeof(knote), "SKIP: %s",
+			 bench_kernel_unavailable(o));
+		kernel_note = knote;
+	} else {
 		kernel = true;
+	}
 	if (kernel)
 		kernel_note = "io_uring_register_buffers() of the same region,"
 			      " iovecs of 16M, same reps; THP sysfs restored"

@@ -355,7 +355,8 @@ int bench_mprotect(const struct bench_opts *o)
 							 : MP_DEFAULT_REPS,
 		.iters = o->quick ? MP_QUICK_ITERS : MP_DEFAULT_ITERS,
 	};
-	bool kernel = (o->backend & BENCH_KERNEL) && geteuid() == 0;
+	const char *knot = bench_kernel_unavailable(o);
+	bool kernel = !knot;
 	bool model = o->backend & BENCH_MODEL;
 	unsigned long pmd = 2UL << 20;
 	struct utsname un;
@@ -387,8 +388,7 @@ int bench_mprotect(const struct bench_opts *o)
 			kernel_run(&pl, m, &res[i][2]);
 		} else {
 			snprintf(res[i][2].why, sizeof(res[i][2].why), "%s",
-				 !(o->backend & BENCH_KERNEL) ? "" :
-				 "not root: THP sysfs and /proc/kpageflags need it");
+				 !(o->backend & BENCH_KERNEL) ? "" : knot);
 		}
 		for (col = 0; col < 3; col++)
 			mp_json(o, &pl, m, col, &res[i][col]);

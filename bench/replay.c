@@ -304,26 +304,6 @@ static int model_cell(const struct bench_opts *o, const struct scenario *s,
 	return 0;
 }
 
-/*
- * Where the kernel column can run: root, and a model of this machine's
- * architecture (the scenario's page size is the kernel's).  NULL, or why
- * not.
- */
-static const char *kernel_unavailable(const struct bench_opts *o)
-{
-	struct utsname uts;
-
-	if (!(o->backend & BENCH_KERNEL))
-		return "not asked for (--backend model)";
-	if (strcmp(pb_arch_name(), "x86_64"))
-		return "the model's architecture is not this machine's";
-	if (uname(&uts) || strcmp(uts.machine, "x86_64"))
-		return "this machine is not x86_64";
-	if (geteuid())
-		return "not root (THP sysfs, /proc/kpageflags)";
-	return NULL;
-}
-
 static void kernel_cell(const struct scenario *s, FILE *devnull, int reps,
 			struct replay_cell *cell)
 {
@@ -340,24 +320,6 @@ static void kernel_cell(const struct scenario *s, FILE *devnull, int reps,
 }
 
 /* ---- output --------------------------------------------------------- */
-
-/* @s as the inside of a JSON string. */
-static void json_string(char *buf, size_t len, const char *s)
-{
-	size_t n = 0;
-
-	for (; *s && n + 7 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			n += snprintf(buf + n, len - n, "\\%c", ch);
-		else if (ch < 0x20)
-			n += snprintf(buf + n, len - n, "\\u%04x", ch);
-		else
-			buf[n++] = (char)ch;
-	}
-	buf[n] = '\0';
-}
 
 static long long stat_of(const struct replay_cell *c, enum pb_stat id)
 {
@@ -383,7 +345,7 @@ static void replay_json(const struct bench_opts *o, const char *trace,
 	r.backend = backend;
 	r.t = c->t;
 	r.faults = (long long)c->tot.faults;
-	json_string(name, sizeof(name), trace);
+	bench_json_string(name, sizeof(name), trace);
 	n = snprintf(extra, sizeof(extra), ",\"trace\":\"%s\",\"statements\":%d"
 		     ",\"faults_vary\":%s", name, s->nr_stmts,
 		     c->faults_vary ? "true" : "false");
@@ -517,139 +479,6 @@ static void print_ratio(FILE *out, const char *folio,
 		x->pred.have ? pred : "", x->pred.have ? "x" : "");
 }
 
-/* ---- --plot --------------------------------------------------------- */
-
-/* The cells kept for the plot: every trace's, in run order. */
-struct plot_trace {
-	char *name;
-	int nr_configs;
-	struct replay_config cfg[MAX_CONFIGS];
-	struct replay_cell cells[MAX_CONFIGS][NR_CELLS];
-};
-static struct plot_trace *plot_traces;
-static int nr_plot_traces;
-
-/* Has series @j (a preset, or the kernel) a bar in @pt? */
-static bool plot_series(const struct plot_trace *pt, int j)
-{
-	int i;
-
-	for (i = 0; i < pt->nr_configs; i++)
-		if (pt->cells[i][j].have)
-			return true;
-	return false;
-}
-
-static void plot_keep_trace(const char *trace, int nr_configs,
-			    const struct replay_config *cfg,
-			    struct replay_cell (*cells)[NR_CELLS])
-{
-	struct plot_trace *n = realloc(plot_traces,
-				       (nr_plot_traces + 1) * sizeof(*n));
-
-	int j;
-
-	if (!n)
-		return;		/* the plot misses a trace, no more */
-	plot_traces = n;
-	n = &plot_traces[nr_plot_traces];
-	n->nr_configs = nr_configs;
-	memcpy(n->cfg, cfg, sizeof(n->cfg));
-	memcpy(n->cells, cells, sizeof(n->cells));
-	/* A trace of no bar at all (every kernel row a SKIP) is left out. */
-	for (j = 0; j < NR_CELLS && !plot_series(n, j); j++)
-		;
-	if (j == NR_CELLS)
-		return;
-	n->name = strdup(trace);
-	if (n->name)
-		nr_plot_traces++;
-}
-
-/* @s in a gnuplot '...' string, where '' is a quote. */
-static void plot_quoted(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		if (*s != '\n')
-			fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
-static void plot_panel(FILE *f, const struct plot_trace *pt, bool time)
-{
-	bool first = true;
-	int i, j;
-
-	fputs("set title ", f);
-	plot_quoted(f, pt->name);
-	fputs(time ? ".': time'\nset ylabel 'the statements'' wall time (ms, log)'\n"
-		   : ".': faults'\nset ylabel 'faults (log)'\n", f);
-	fputs("plot ", f);
-	for (j = 0; j < NR_CELLS; j++) {
-		if (!plot_series(pt, j))
-			continue;
-		fprintf(f, "%s'-' using 2:xtic(1) title ", first ? "" : ", ");
-		plot_quoted(f, j == KERNEL_CELL ? "kernel" : presets[j]);
-		first = false;
-	}
-	fputc('\n', f);
-	for (j = 0; j < NR_CELLS; j++) {
-		if (!plot_series(pt, j))
-			continue;
-		for (i = 0; i < pt->nr_configs; i++) {
-			const struct replay_cell *c = &pt->cells[i][j];
-			double v = !c->have ? 0 : time ? c->t.median_us / 1e3
-						       : (double)c->tot.faults;
-
-			if (v > 0)
-				fprintf(f, "%s %.6g\n", pt->cfg[i].name, v);
-			else
-				fprintf(f, "%s NaN\n", pt->cfg[i].name);
-		}
-		fputs("e\n", f);
-	}
-}
-
-int bench_replay_plot(const struct bench_opts *o)
-{
-	char script[BENCH_PLOT_SCRIPT_LEN];
-	int i;
-	FILE *f;
-
-	if (!o->plot)
-		return 0;
-	if (!nr_plot_traces) {
-		fprintf(stderr, "ptebatch: --plot: no rows to draw\n");
-		return -ENODATA;
-	}
-	f = bench_plot_script_open(script);
-	if (!f)
-		return -EIO;
-	fprintf(f, "set terminal svg size 1000,%d dynamic background '#ffffff'\n"
-		"set termoption noenhanced\n"
-		"set output '%s'\n"
-		"set style data histograms\n"
-		"set style histogram clustered gap 1\n"
-		"set style fill solid 0.8 border -1\n"
-		"set logscale y\n"
-		"set xlabel 'folio size'\n"
-		"set key outside right top\n"
-		"set grid ytics\n"
-		"set datafile missing 'NaN'\n"
-		"set multiplot layout %d,1\n",
-		2 * 360 * nr_plot_traces, o->plot, 2 * nr_plot_traces);
-	for (i = 0; i < nr_plot_traces; i++) {
-		plot_panel(f, &plot_traces[i], false);
-		plot_panel(f, &plot_traces[i], true);
-	}
-	fputs("unset multiplot\n", f);
-	return bench_plot_script_run(f, script, o->plot);
-}
-
 /* ---- the benchmark -------------------------------------------------- */
 
 static int replay_trace(const struct bench_opts *o, const char *trace,
@@ -660,7 +489,7 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 	struct replay_config cfg[MAX_CONFIGS];
 	int reps = o->reps > 0 ? o->reps : o->quick ? REPLAY_QUICK_REPS
 						    : REPLAY_DEFAULT_REPS;
-	const char *knot = kernel_unavailable(o);
+	const char *knot = bench_kernel_unavailable(o);
 	int nr_configs, i, j, err = 0;
 	struct bench_pred preds[MAX_CONFIGS * NR_PRESETS];
 	bool failed = false;
@@ -719,8 +548,6 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 		}
 		bench_print_pred_notes(o, o->out, "  ", preds, n);
 	}
-	if (!err && o->plot)
-		plot_keep_trace(trace, nr_configs, cfg, cells);
 	free(cells);
 	return err ? err : failed ? -EIO : 0;
 }

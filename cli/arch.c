@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
+#include "bench/figure.h"
 #include "cli/cli.h"
 
 static int bench_each_arch(int argc, char **argv, const char *list);
@@ -92,20 +94,51 @@ int arch_redirect(int *argcp, char **argv)
  * the arch) stand one after another; --json FILE gets every row of every
  * run (each row carries its "arch").  argv no longer holds --arch.
  */
+/* The figures of every arch's rows, gathered in @json. */
+static int bench_each_arch_plot(const char *json, const char *plot)
+{
+	struct fig_rows rows = { 0 };
+	char why[800];
+	int err;
+
+	err = fig_rows_read_file(&rows, json, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "ptebatch: --plot: %s\n", why);
+	else
+		err = fig_draw_all(&rows, plot, NULL, NULL, stderr);
+	fig_rows_free(&rows);
+	return err ? 1 : 0;
+}
+
 static int bench_each_arch(int argc, char **argv, const char *list)
 {
 	char *copy = strdup(list), *arch, *save = NULL, part[4200];
-	const char *json = NULL;
+	char plot_rows[] = "/tmp/ptebatch-rows-XXXXXX";
+	const char *json = NULL, *plot = NULL;
+	bool cargv_json = false;
 	int i, json_at = -1, worst = 0;
 	FILE *out = NULL;
 
 	if (!copy)
 		return 1;
 	for (i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--plot") || !strncmp(argv[i], "--plot=", 7)) {
-			free(copy);
-			return usage_error("--plot draws one architecture's"
-					   " tables: give one --arch");
+		/* --plot is drawn here, from every arch's rows: taken out
+		 * of the runs' arguments, which keep their --json. */
+		if (!strcmp(argv[i], "--plot") && i + 1 < argc) {
+			plot = argv[i + 1];
+			memmove(&argv[i], &argv[i + 2],
+				(size_t)(argc - i - 1) * sizeof(*argv));
+			argc -= 2;
+			i--;
+			continue;
+		}
+		if (!strncmp(argv[i], "--plot=", 7)) {
+			plot = argv[i] + 7;
+			memmove(&argv[i], &argv[i + 1],
+				(size_t)(argc - i) * sizeof(*argv));
+			argc--;
+			i--;
+			continue;
 		}
 		if (!strcmp(argv[i], "--json") && i + 1 < argc)
 			json_at = ++i, json = argv[i];
@@ -120,6 +153,29 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 					       model_arches);
 		}
 	free(copy);
+	if (plot) {
+		char why[512];
+		size_t n = strlen(plot);
+
+		if (n < 5 || strcmp(plot + n - 4, ".svg"))
+			return usage_error("--plot: '%s' must end in .svg", plot);
+		if (strchr(plot, '\'') || strchr(plot, '"'))
+			return usage_error("--plot: '%s' may not contain a"
+					   " quote", plot);
+		if (bench_plot_check(plot, why, sizeof(why)))
+			return usage_error("--plot: %s", why);
+		if (!json) {
+			/* The rows the figures are drawn from. */
+			int fd = mkstemp(plot_rows);
+
+			if (fd < 0)
+				return usage_error("--plot: %s: %s", plot_rows,
+						   strerror(errno));
+			close(fd);
+			json = plot_rows;
+			cargv_json = true;
+		}
+	}
 	copy = strdup(list);
 	if (json && !(out = fopen(json, "w"))) {
 		free(copy);
@@ -127,7 +183,7 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 	}
 	for (arch = strtok_r(copy, ",", &save); arch && copy;
 	     arch = strtok_r(NULL, ",", &save)) {
-		char **cargv = calloc((size_t)argc + 3, sizeof(*cargv));
+		char **cargv = calloc((size_t)argc + 5, sizeof(*cargv));
 		int status = 0;
 		pid_t pid;
 
@@ -136,6 +192,10 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 		for (i = 0; i < argc; i++)
 			cargv[i] = argv[i];
 		snprintf(part, sizeof(part), "%s.%s", json ? json : "", arch);
+		if (cargv_json) {
+			cargv[argc++] = "--json";
+			cargv[argc++] = part;
+		}
 		if (json_at >= 0)
 			cargv[json_at] = json == argv[json_at] ? part : NULL;
 		if (json_at >= 0 && !cargv[json_at]) {
@@ -147,6 +207,8 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 		}
 		cargv[argc] = "--arch";
 		cargv[argc + 1] = arch;
+		if (cargv_json)
+			argc -= 2;
 		printf("== %s\n", arch);
 		fflush(stdout);
 		pid = fork();
@@ -174,6 +236,10 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 	free(copy);
 	if (out && fclose(out))
 		worst = worst ? worst : 1;
+	if (plot && !worst)
+		worst = bench_each_arch_plot(json, plot);
+	if (cargv_json)
+		unlink(plot_rows);
 	return worst;
 }
 

@@ -339,7 +339,7 @@ static int bench_main(int argc, char **argv)
 		}
 	}
 	if (!err && o->plot)
-		err = replay ? bench_replay_plot(o) : bench_plot(o);
+		err = bench_plot(o);
 	ret = err ? SCN_RUN_FAILED : 0;
 out:
 	calib_free(&calib);

@@ -11,7 +11,8 @@
 
 static const struct cli_command *const commands[] = {
 	&run_command, &diff_command, &bench_command, &explore_command,
-	&record_command, &calibrate_command, &predict_command, NULL,
+	&record_command, &calibrate_command, &predict_command, &plot_command,
+	NULL,
 };
 
 static const struct cli_command *find_command(const char *name)

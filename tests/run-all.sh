@@ -85,6 +85,8 @@ done
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
 run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 run_test bench-replay env BUILD="$BUILD" sh tests/bench-replay.sh
+# The benchmark figures: ptebatch plot of the rows in docs/, bench --plot.
+run_test figures env BUILD="$BUILD" sh tests/figures.sh
 # explore runs one thread: under ThreadSanitizer (about 14 times slower
 # here: depth 4 took 340 s) depth 3 runs every path of the script; the
 # plain and ASan runs go to depth 4.

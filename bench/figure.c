@@ -1,0 +1,1634 @@
+/*
+ * figure.c: the benchmark figures (figure.h), from JSON rows to gnuplot.
+ *
+ * Every figure follows the same rules: labels are literal text (the
+ * terminal's enhanced text is off, so "pin_user_pages_fast" is not read
+ * as subscripts), every axis says its unit, the title names the machine,
+ * the statistic and the repetitions, the legend sits outside the plot
+ * area, and the canvas is sized for what it holds.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "bench/figure.h"
+#include "calibrate/calib.h"
+#include "calibrate/measure.h"
+
+struct fig_row {
+	json_t *obj;
+	const char *bench, *folio, *op, *variant, *backend, *arch, *machine;
+	const char *trace;
+	double median, min, max;
+	int reps;
+};
+
+/* ---- rows -------------------------------------------------------------- */
+
+static const char *str_field(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* A number field of @r, NaN when the row has none. */
+static double num(const struct fig_row *r, const char *key)
+{
+	json_t *v = json_object_get(r->obj, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int fig_rows_add_line(struct fig_rows *rows, const char *line,
+		      const char *where, int lineno, char *why, size_t whylen)
+{
+	static const char *const need[] = { "bench", "folio", "op", "variant",
+					    "backend" };
+	json_error_t jerr;
+	struct fig_row *r;
+	json_t *o;
+	size_t i;
+
+	if (!line[strspn(line, " \t\r\n")])
+		return 0;
+	o = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o) {
+		snprintf(why, whylen, "%s:%d: not JSON: %s", where, lineno,
+			 jerr.text);
+		return -EINVAL;
+	}
+	if (!json_is_object(o)) {
+		snprintf(why, whylen, "%s:%d: not a JSON object (a benchmark"
+			 " row is one object per line)", where, lineno);
+		json_decref(o);
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!str_field(o, need[i])) {
+			snprintf(why, whylen, "%s:%d: no string \"%s\" (not a"
+				 " row of ptebatch bench --json)", where,
+				 lineno, need[i]);
+			json_decref(o);
+			return -EINVAL;
+		}
+	if (!json_is_number(json_object_get(o, "median_us"))) {
+		snprintf(why, whylen, "%s:%d: no number \"median_us\"", where,
+			 lineno);
+		json_decref(o);
+		return -EINVAL;
+	}
+	if (rows->nr == rows->cap) {
+		size_t cap = rows->cap ? 2 * rows->cap : 64;
+		struct fig_row *n = realloc(rows->row, cap * sizeof(*n));
+
+		if (!n) {
+			json_decref(o);
+			snprintf(why, whylen, "%s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		rows->row = n;
+		rows->cap = cap;
+	}
+	r = &rows->row[rows->nr++];
+	memset(r, 0, sizeof(*r));
+	r->obj = o;
+	r->bench = str_field(o, "bench");
+	r->folio = str_field(o, "folio");
+	r->op = str_field(o, "op");
+	r->variant = str_field(o, "variant");
+	r->backend = str_field(o, "backend");
+	r->arch = str_field(o, "arch");
+	r->machine = str_field(o, "machine");
+	r->trace = str_field(o, "trace");
+	r->median = num(r, "median_us");
+	r->min = num(r, "min_us");
+	r->max = num(r, "max_us");
+	r->reps = isnan(num(r, "reps")) ? 0 : (int)num(r, "reps");
+	return 0;
+}
+
+int fig_rows_read_text(struct fig_rows *rows, const char *buf, size_t len,
+		       const char *where, char *why, size_t whylen)
+{
+	const char *c = buf, *end = buf + len;
+	int lineno = 0, err = 0;
+
+	while (c < end && !err) {
+		const char *nl = memchr(c, '\n', (size_t)(end - c));
+		size_t n = nl ? (size_t)(nl - c) : (size_t)(end - c);
+		char *line = strndup(c, n);
+
+		lineno++;
+		if (!line) {
+			snprintf(why, whylen, "%s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		err = fig_rows_add_line(rows, line, where, lineno, why, whylen);
+		free(line);
+		c += n + 1;
+	}
+	return err;
+}
+
+int fig_rows_read_file(struct fig_rows *rows, const char *path, char *why,
+		       size_t whylen)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, err = 0;
+
+	if (!f) {
+		err = -errno;
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		return err;
+	}
+	while (!err && getline(&line, &cap, f) >= 0)
+		err = fig_rows_add_line(rows, line, path, ++lineno, why, whylen);
+	if (!err && ferror(f)) {
+		err = -EIO;
+		snprintf(why, whylen, "%s: %s", path, strerror(EIO));
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+void fig_rows_free(struct fig_rows *rows)
+{
+	size_t i;
+
+	for (i = 0; i < rows->nr; i++)
+		json_decref(rows->row[i].obj);
+	free(rows->row);
+	memset(rows, 0, sizeof(*rows));
+}
+
+const char *fig_this_machine(void)
+{
+	static char text[700];
+	struct calib_machine m;
+
+	if (!text[0]) {
+		calib_this_machine(&m);
+		snprintf(text, sizeof(text), "%s, %d core%s, Linux %s", m.cpu,
+			 m.cores, m.cores == 1 ? "" : "s", m.kernel);
+	}
+	return text;
+}
+
+/*
+ * A row of @rows matching every given field (NULL: any).  @variant is
+ * "=NAME" (exactly), "+PART" (contains) or "-PART" (does not contain).
+ * A row without "arch" (kernel rows of older runs) matches any arch.
+ */
+static const struct fig_row *find_row(const struct fig_rows *rows,
+				      const char *arch, const char *bench,
+				      const char *folio, const char *op,
+				      const char *variant, const char *backend)
+{
+	size_t i;
+
+	for (i = 0; i < rows->nr; i++) {
+		const struct fig_row *r = &rows->row[i];
+
+		if (arch && r->arch && strcmp(r->arch, arch))
+			continue;
+		if ((bench && strcmp(r->bench, bench)) ||
+		    (folio && strcmp(r->folio, folio)) ||
+		    (op && strcmp(r->op, op)) ||
+		    (backend && strcmp(r->backend, backend)))
+			continue;
+		if (variant && variant[0] == '=' && strcmp(r->variant, variant + 1))
+			continue;
+		if (variant && variant[0] == '+' && !strstr(r->variant, variant + 1))
+			continue;
+		if (variant && variant[0] == '-' && strstr(r->variant, variant + 1))
+			continue;
+		return r;
+	}
+	return NULL;
+}
+
+/* Distinct values of a string field of @bench's rows (of @arch), in order. */
+static int distinct(const struct fig_rows *rows, const char *bench,
+		    const char *arch, size_t offset, const char **out, int max)
+{
+	int n = 0, j;
+	size_t i;
+
+	for (i = 0; i < rows->nr && n < max; i++) {
+		const struct fig_row *r = &rows->row[i];
+		const char *v = *(const char *const *)((const char *)r + offset);
+
+		if (!v || (bench && strcmp(r->bench, bench)) ||
+		    (arch && r->arch && strcmp(r->arch, arch)))
+			continue;
+		for (j = 0; j < n && strcmp(out[j], v); j++)
+			;
+		if (j == n)
+			out[n++] = v;
+	}
+	return n;
+}
+
+#define F_ARCH offsetof(struct fig_row, arch)
+#define F_FOLIO offsetof(struct fig_row, folio)
+#define F_OP offsetof(struct fig_row, op)
+#define F_TRACE offsetof(struct fig_row, trace)
+
+/* "median of 15 reps" or "median of 5-15 reps", over @bench's rows. */
+static void reps_text(const struct fig_rows *rows, const char *bench,
+		      char *buf, size_t len)
+{
+	int lo = 0, hi = 0;
+	size_t i;
+
+	for (i = 0; i < rows->nr; i++) {
+		const struct fig_row *r = &rows->row[i];
+
+		if (strcmp(r->bench, bench) || r->reps <= 0)
+			continue;
+		if (!lo || r->reps < lo)
+			lo = r->reps;
+		if (r->reps > hi)
+			hi = r->reps;
+	}
+	if (lo == hi)
+		snprintf(buf, len, "median of %d reps", lo);
+	else
+		snprintf(buf, len, "median of %d-%d reps", lo, hi);
+}
+
+/* The machine of @bench's rows, @override, or a note that none is known. */
+static const char *machine_of(const struct fig_rows *rows, const char *bench,
+			      const char *override)
+{
+	size_t i;
+
+	if (override)
+		return override;
+	for (i = 0; i < rows->nr; i++)
+		if (!strcmp(rows->row[i].bench, bench) && rows->row[i].machine)
+			return rows->row[i].machine;
+	return "machine not recorded in the rows";
+}
+
+/* ---- gnuplot ---------------------------------------------------------- */
+
+/* @s as a gnuplot "..." string: literal, a newline as a line break. */
+static void gq(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* A colour-blind-safe palette (Okabe and Ito), by meaning. */
+#define C_PER_PTE	"#E69F00"	/* orange */
+#define C_BATCHED	"#0072B2"	/* blue */
+#define C_FLOOR		"#999999"	/* grey */
+#define C_KERNEL	"#009E73"	/* green */
+#define C_SEED		"#000000"
+static const char *const palette[] = {
+	"#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
+	"#F0E442", "#000000",
+};
+#define NR_PALETTE (int)(sizeof(palette) / sizeof(palette[0]))
+
+#define MAX_POINTS 64
+
+enum ser_kind {
+	SER_BARS,	/* a bar per category, grouped with the other bars */
+	SER_MARKS,	/* points on the bar slot @slot, with lo..hi */
+	SER_LINES,	/* lines and points at numeric x */
+	SER_HLINE,	/* a dashed horizontal line at y[0] */
+};
+
+struct series {
+	enum ser_kind kind;
+	char title[200];		/* "" = not in the legend */
+	const char *color;
+	int slot;			/* SER_MARKS: the bar series it marks */
+	int pt;				/* point type */
+	bool err;			/* lo..hi as error bars */
+	bool key_only;			/* bars: a legend entry alone */
+	int n;
+	double x[MAX_POINTS], y[MAX_POINTS], lo[MAX_POINTS], hi[MAX_POINTS];
+};
+
+struct panel {
+	char title[300], xlabel[200], ylabel[200];
+	bool logy, logx2;
+	double ymin, ymax;		/* NaN: gnuplot's */
+	double xmin, xmax;		/* NaN: gnuplot's */
+	const char *cats[MAX_POINTS];	/* category axis, or nr_cats 0 */
+	int nr_cats;
+	const char *xtics;		/* a numeric axis's tics, or NULL */
+	bool key;			/* a legend, outside on the right */
+	int rmargin;			/* characters; 0: room for its legend */
+	bool one_line;			/* a y = 1 reference line */
+	struct series *s;
+	int ns;
+};
+
+static void panel_init(struct panel *p, struct series *s)
+{
+	memset(p, 0, sizeof(*p));
+	p->ymin = p->ymax = p->xmin = p->xmax = NAN;
+	p->s = s;
+	p->key = true;
+}
+
+static struct series *series_add(struct panel *p, enum ser_kind kind,
+				 const char *color, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static struct series *series_add(struct panel *p, enum ser_kind kind,
+				 const char *color, const char *fmt, ...)
+{
+	struct series *s = &p->s[p->ns++];
+	va_list ap;
+
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->color = color;
+	s->pt = 7;
+	va_start(ap, fmt);
+	vsnprintf(s->title, sizeof(s->title), fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static void point_add(struct series *s, double x, double y, double lo,
+		      double hi)
+{
+	if (s->n == MAX_POINTS)
+		return;
+	s->x[s->n] = x;
+	s->y[s->n] = y;
+	s->lo[s->n] = lo;
+	s->hi[s->n] = hi;
+	s->n++;
+}
+
+/* A row's median, min and max times @scale as a point of @s at @x. */
+static void point_row(struct series *s, double x, const struct fig_row *r,
+		      double scale)
+{
+	if (r)
+		point_add(s, x, r->median * scale, r->min * scale,
+			  r->max * scale);
+	else
+		point_add(s, x, NAN, NAN, NAN);
+}
+
+static void data_value(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs(" NaN", f);
+	else
+		fprintf(f, " %.9g", v);
+}
+
+/* Has @s a point to draw (gnuplot warns of a series with none)? */
+static bool series_drawn(const struct series *s)
+{
+	int i;
+
+	if (s->kind == SER_HLINE)
+		return s->n && !isnan(s->y[0]);
+	for (i = 0; i < s->n; i++)
+		if (!isnan(s->y[i]) && !isinf(s->y[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The right margin, in characters, that holds @p's legend (gnuplot does
+ * not widen a margin that is set): its longest title and the sample.
+ */
+static int panel_legend_chars(const struct panel *p)
+{
+	size_t len = 0;
+	int j;
+
+	if (!p->key)
+		return 3;
+	for (j = 0; j < p->ns; j++)
+		if (strlen(p->s[j].title) > len)
+			len = strlen(p->s[j].title);
+	if (p->one_line && len < 14)
+		len = 14;
+	return (int)(len * 0.95) + 11;
+}
+
+/* One right margin for @n panels stacked in a column, so they align. */
+static void panels_align(struct panel *p, int n)
+{
+	int i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (panel_legend_chars(&p[i]) > m)
+			m = panel_legend_chars(&p[i]);
+	for (i = 0; i < n; i++)
+		p[i].rmargin = m;
+}
+
+/*
+ * min..max drawn as a vector from min to max with flat ends: gnuplot's
+ * yerrorbars style would draw a white disc around a point at the median,
+ * hiding the bar's top on short bars.
+ */
+#define ERRBAR_HEADS "heads size screen 0.004,90"
+
+/* One panel: its axes, its data as datablocks, its plot command. */
+static void panel_plot(FILE *f, const struct panel *p, int *blk)
+{
+	int nbars = 0, bar = 0, i, j, first = *blk;
+	double width;
+	bool any = false;
+
+	for (j = 0; j < p->ns; j++)
+		nbars += p->s[j].kind == SER_BARS && !p->s[j].key_only;
+	width = nbars ? 0.8 / nbars : 0.8;
+	for (j = 0; j < p->ns; j++) {
+		const struct series *s = &p->s[j];
+
+		fprintf(f, "$d%d << EOD\n", (*blk)++);
+		for (i = 0; i < s->n; i++) {
+			double x = s->x[i];
+
+			if (s->kind == SER_BARS)
+				x += (bar - (nbars - 1) / 2.0) * width;
+			else if (s->kind == SER_MARKS)
+				x += (s->slot - (nbars - 1) / 2.0) * width;
+			data_value(f, x);
+			data_value(f, s->y[i]);
+			data_value(f, s->lo[i]);
+			data_value(f, s->hi[i]);
+			fputc('\n', f);
+		}
+		fputs("EOD\n", f);
+		bar += s->kind == SER_BARS;
+	}
+	fputs("unset logscale\nunset xtics\nunset ytics\nset ytics nomirror\n"
+	      "set xtics nomirror\nset grid ytics lc rgb '#d8d8d8' lw 1\n",
+	      f);
+	fputs("set title ", f);
+	gq(f, p->title);
+	fputs(" font ',12'\nset xlabel ", f);
+	gq(f, p->xlabel);
+	fputs("\nset ylabel ", f);
+	gq(f, p->ylabel);
+	fputc('\n', f);
+	if (p->logy)
+		fputs("set logscale y\nset format y '%g'\n", f);
+	else
+		fputs("set format y '%g'\n", f);
+	if (p->logx2)
+		fputs("set logscale x 2\n", f);
+	if (p->nr_cats) {
+		fputs("set xtics (", f);
+		for (i = 0; i < p->nr_cats; i++) {
+			fputs(i ? ", " : "", f);
+			gq(f, p->cats[i]);
+			fprintf(f, " %d", i);
+		}
+		fputs(")\n", f);
+		/* Many categories: their names slanted, so none overlap. */
+		if (p->nr_cats > 8)
+			fputs("set xtics rotate by 30 right\n", f);
+		fprintf(f, "set xrange [-0.6:%f]\n", p->nr_cats - 0.4);
+	} else if (p->xtics) {
+		fprintf(f, "set xtics %s\n", p->xtics);
+		fputs("set xrange [", f);
+		if (!isnan(p->xmin))
+			fprintf(f, "%g", p->xmin);
+		fputs(":", f);
+		if (!isnan(p->xmax))
+			fprintf(f, "%g", p->xmax);
+		fputs("]\n", f);
+	} else {
+		fputs("set xtics\nset xrange [*:*]\n", f);
+	}
+	fputs("set yrange [", f);
+	if (!isnan(p->ymin))
+		fprintf(f, "%g", p->ymin);
+	fputs(":", f);
+	if (!isnan(p->ymax))
+		fprintf(f, "%g", p->ymax);
+	fputs("]\n", f);
+	if (p->key)
+		fputs("set key outside right top vertical Left reverse"
+		      " noautotitle samplen 2 spacing 1.1 width 1\n", f);
+	else
+		fputs("unset key\n", f);
+	fprintf(f, "set rmargin %d\n", p->rmargin ? p->rmargin
+						 : panel_legend_chars(p));
+	fprintf(f, "set boxwidth %f absolute\n", width);
+	fputs("plot ", f);
+	for (j = 0; j < p->ns; j++) {
+		const struct series *s = &p->s[j];
+		int d = first + j;
+
+		if (s->key_only) {
+			fputs(any ? ", \\\n     " : "", f);
+			fprintf(f, "keyentry with boxes lc rgb '%s' title ",
+				s->color);
+			gq(f, s->title);
+			any = true;
+			continue;
+		}
+		if (!series_drawn(s))
+			continue;
+		fputs(any ? ", \\\n     " : "", f);
+		any = true;
+		switch (s->kind) {
+		case SER_BARS:
+			fprintf(f, "$d%d using 1:2 with boxes lc rgb '%s'"
+				" title ", d, s->color);
+			gq(f, s->title);
+			if (s->err)
+				fprintf(f, ", $d%d using 1:3:(0):($4-$3) with"
+					" vectors %s lc rgb '#222222' lw 1"
+					" notitle", d, ERRBAR_HEADS);
+			break;
+		case SER_MARKS:
+			fprintf(f, "$d%d using 1:2:3:4 with yerrorbars lc rgb '%s'"
+				" pt %d ps 1.4 lw 1.5 title ", d, s->color, s->pt);
+			gq(f, s->title);
+			break;
+		case SER_LINES:
+			fprintf(f, "$d%d using 1:2 with linespoints lc rgb '%s'"
+				" pt %d ps %s lw 2 title ", d, s->color, s->pt,
+				s->pt == 4 ? "2" : "1");
+			gq(f, s->title);
+			if (s->err)
+				fprintf(f, ", $d%d using 1:3:(0):($4-$3) with"
+					" vectors %s lc rgb '%s' lw 1 notitle",
+					d, ERRBAR_HEADS, s->color);
+			break;
+		case SER_HLINE:
+			/* The line spans the axis: gnuplot's own x. */
+			fprintf(f, "%.9g with lines dt 2 lw 2 lc rgb '%s' title ",
+				s->y[0], s->color);
+			gq(f, s->title);
+			break;
+		}
+	}
+	if (p->one_line) {
+		fputs(any ? ", \\\n     " : "", f);
+		fputs("1 with lines dt 3 lc rgb '#555555' title"
+		      " \"1 = no change\"", f);
+		any = true;
+	}
+	if (!any)
+		fputs("NaN notitle", f);
+	fputc('\n', f);
+}
+
+struct figure {
+	FILE *f;
+	char script[BENCH_PLOT_SCRIPT_LEN];
+	char path[4200];
+	int blk;
+};
+
+/*
+ * The file of figure @name: @out itself when it is the only one, or when
+ * @out is named after it (replay.svg: replay.svg and replay-predicted.svg).
+ */
+static void figure_path(char *buf, size_t len, const char *out,
+			const char *name, bool several)
+{
+	const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+	size_t n = strlen(out);
+
+	if (!several || (strlen(base) == strlen(name) + 4 &&
+			 !strncmp(base, name, strlen(name))))
+		snprintf(buf, len, "%s", out);
+	else
+		snprintf(buf, len, "%.*s-%s.svg", (int)(n - 4), out, name);
+}
+
+static int figure_open(struct figure *fig, const char *path, int width,
+		       int height, int rows, int cols, const char *title)
+{
+	memset(fig, 0, sizeof(*fig));
+	snprintf(fig->path, sizeof(fig->path), "%s", path);
+	fig->f = bench_plot_script_open(fig->script);
+	if (!fig->f)
+		return -EIO;
+	fprintf(fig->f, "set terminal svg size %d,%d font 'Sans,11'"
+		" background '#ffffff'\n"
+		"set termoption noenhanced\n"
+		"set encoding utf8\n"
+		"set output ", width, height);
+	gq(fig->f, path);
+	fputs("\nset datafile missing 'NaN'\n"
+	      "set border 3 lc rgb '#444444'\n"
+	      "set tics textcolor rgb '#222222'\n"
+	      "set style fill solid 0.85 border lc rgb '#333333'\n"
+	      "set pointintervalbox 0\n"
+	      "set lmargin 12\n", fig->f);
+	fprintf(fig->f, "set multiplot layout %d,%d title ", rows, cols);
+	gq(fig->f, title);
+	fputs(" font ',13'\n", fig->f);
+	return 0;
+}
+
+static int figure_close(struct figure *fig, FILE *log)
+{
+	int err;
+
+	fputs("unset multiplot\n", fig->f);
+	err = bench_plot_script_run(fig->f, fig->script, fig->path);
+	if (!err && log)
+		fprintf(log, "plot: wrote %s\n", fig->path);
+	return err;
+}
+
+/* ---- gup ----------------------------------------------------------------- */
+
+/*
+ * Seed 000's published gup_test times (µs, x86-64 VM, 256M, 65536 pages
+ * per call): before on its two baseline boots, after on the patched one.
+ */
+static const struct seed_gup {
+	const char *folio;
+	double gup_before[2], gup_after, pin_before[2], pin_after;
+} seed_gup[] = {
+	{ "4K", { 849, 789 }, 783, { 1174, 1138 }, 1094 },
+	{ "64K", { 812, 811 }, 126, { 1215, 1113 }, 188 },
+	{ "1M", { 799, 774 }, 59, { 1185, 1077 }, 64 },
+	{ "2M-PTE", { 803, 786 }, 57, { 1159, 1120 }, 58 },
+	{ "2M-PMD", { 42, 40 }, 40, { 46, 41 }, 42 },
+};
+
+static const struct seed_gup *seed_of(const char *folio)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(seed_gup) / sizeof(seed_gup[0]); i++)
+		if (!strcmp(seed_gup[i].folio, folio))
+			return &seed_gup[i];
+	return NULL;
+}
+
+static double ratio_of(const struct fig_row *a, const struct fig_row *b)
+{
+	return a && b && b->median > 0 ? a->median / b->median : NAN;
+}
+
+static int fig_gup(const struct fig_rows *rows, const char *arch,
+		   const char *path, const char *machine, FILE *log)
+{
+	static const char *const ops[] = {
+		"get_user_pages_fast", "pin_user_pages_fast", "put_page",
+		"unpin_user_pages",
+	};
+	static const char *const kops[] = {
+		"io_uring_register_buffers", "io_uring_unregister_buffers",
+	};
+	struct series s1[12], s2[8];
+	struct panel p1, p2;
+	const char *folios[MAX_POINTS];
+	const struct fig_row *any;
+	char title[1200], reps[64], per[120], bat[120];
+	struct figure fig;
+	struct series *sg, *sp;
+	int nf, i, k, err;
+	double size, pages, ppc;
+
+	nf = distinct(rows, "gup", arch, F_FOLIO, folios, MAX_POINTS);
+	any = find_row(rows, arch, "gup", NULL, "pin_user_pages_fast", NULL,
+		       "model");
+	if (!nf || !any)
+		return -ENODATA;
+	size = num(any, "size_bytes");
+	pages = num(any, "pages");
+	ppc = num(any, "pages_per_call");
+	any = find_row(rows, arch, "gup", NULL, "pin_user_pages_fast",
+		       "-gup_batch=1", "model");
+	snprintf(per, sizeof(per), "%s", any ? any->variant : "?");
+	any = find_row(rows, arch, "gup", NULL, "pin_user_pages_fast",
+		       "+gup_batch=1", "model");
+	snprintf(bat, sizeof(bat), "%s", any ? any->variant : "?");
+	reps_text(rows, "gup", reps, sizeof(reps));
+
+	/* The speed-up of batching, and what bounds it. */
+	panel_init(&p1, s1);
+	snprintf(p1.title, sizeof(p1.title), "speed-up of batching, same run:"
+		 " time of %.100s (per-PTE) / time of %.100s (batched)", per,
+		 bat);
+	snprintf(p1.xlabel, sizeof(p1.xlabel), "folio size");
+	snprintf(p1.ylabel, sizeof(p1.ylabel), "speed-up (x)");
+	p1.ymin = 0;
+	p1.one_line = true;
+	for (i = 0; i < nf; i++)
+		p1.cats[p1.nr_cats++] = folios[i];
+	for (k = 0; k < 4; k++) {
+		static const char *const colors[] = {
+			"#56B4E9", "#0072B2", "#CC79A7", "#F0A8D8",
+		};
+		struct series *s = series_add(&p1, SER_BARS, colors[k], "%s",
+					      ops[k]);
+
+		for (i = 0; i < nf; i++)
+			point_add(s, i, ratio_of(
+				find_row(rows, arch, "gup", folios[i], ops[k],
+					 "-gup_batch=1", "model"),
+				find_row(rows, arch, "gup", folios[i], ops[k],
+					 "+gup_batch=1", "model")), NAN, NAN);
+	}
+	sp = series_add(&p1, SER_BARS, C_FLOOR, "floor bound: pin per-PTE /"
+			" floor (the most batching could gain)");
+	for (i = 0; i < nf; i++)
+		point_add(sp, i, ratio_of(
+			find_row(rows, arch, "gup", folios[i],
+				 "pin_user_pages_fast", "-gup_batch=1", "model"),
+			find_row(rows, arch, "gup", folios[i], "floor", NULL,
+				 "model")), NAN, NAN);
+	sg = series_add(&p1, SER_MARKS, C_SEED, "seed 000 published:"
+			" get_user_pages_fast (bar: 2 baseline boots)");
+	sg->slot = 0;
+	sg->pt = 9;
+	sp = series_add(&p1, SER_MARKS, "#D55E00", "seed 000 published:"
+			" pin_user_pages_fast (bar: 2 baseline boots)");
+	sp->slot = 1;
+	sp->pt = 5;
+	for (i = 0; i < nf; i++) {
+		const struct seed_gup *sd = seed_of(folios[i]);
+
+		if (!sd) {
+			point_add(sg, i, NAN, NAN, NAN);
+			point_add(sp, i, NAN, NAN, NAN);
+			continue;
+		}
+		point_add(sg, i, sd->gup_before[0] / sd->gup_after,
+			  fmin(sd->gup_before[0], sd->gup_before[1]) / sd->gup_after,
+			  fmax(sd->gup_before[0], sd->gup_before[1]) / sd->gup_after);
+		point_add(sp, i, sd->pin_before[0] / sd->pin_after,
+			  fmin(sd->pin_before[0], sd->pin_before[1]) / sd->pin_after,
+			  fmax(sd->pin_before[0], sd->pin_before[1]) / sd->pin_after);
+	}
+
+	/* The times behind them, beside the floor and the kernel. */
+	panel_init(&p2, s2);
+	snprintf(p2.title, sizeof(p2.title), "time of one call over the"
+		 " region (release: of every page), min..max as bars");
+	snprintf(p2.xlabel, sizeof(p2.xlabel), "folio size");
+	snprintf(p2.ylabel, sizeof(p2.ylabel), "time (us, log scale)");
+	p2.logy = true;
+	for (i = 0; i < nf; i++)
+		p2.cats[p2.nr_cats++] = folios[i];
+	sp = series_add(&p2, SER_BARS, C_PER_PTE, "pin_user_pages_fast, %s"
+			" (per-PTE)", per);
+	sp->err = true;
+	for (i = 0; i < nf; i++)
+		point_row(sp, i, find_row(rows, arch, "gup", folios[i],
+			  "pin_user_pages_fast", "-gup_batch=1", "model"), 1);
+	sp = series_add(&p2, SER_BARS, C_BATCHED, "pin_user_pages_fast, %s"
+			" (batched)", bat);
+	sp->err = true;
+	for (i = 0; i < nf; i++)
+		point_row(sp, i, find_row(rows, arch, "gup", folios[i],
+			  "pin_user_pages_fast", "+gup_batch=1", "model"), 1);
+	sp = series_add(&p2, SER_BARS, C_FLOOR, "floor: read the PTEs, write"
+			" pages[]");
+	sp->err = true;
+	for (i = 0; i < nf; i++)
+		point_row(sp, i, find_row(rows, arch, "gup", folios[i], "floor",
+					  NULL, "model"), 1);
+	for (k = 0; k < 2; k++) {
+		if (!find_row(rows, arch, "gup", NULL, kops[k], NULL, "kernel"))
+			continue;
+		sp = series_add(&p2, SER_BARS, k ? "#8FD3BF" : C_KERNEL,
+				"kernel: %s%s", kops[k],
+				k ? "" : " (pins them)");
+		sp->err = true;
+		for (i = 0; i < nf; i++)
+			point_row(sp, i, find_row(rows, arch, "gup", folios[i],
+						  kops[k], NULL, "kernel"), 1);
+	}
+
+	snprintf(title, sizeof(title), "GUP-fast, FOLL_WRITE, over %.0fM"
+		 " (%.0f pages, %.0f per call): batched against per-PTE on the"
+		 " model (arch %s)\n%s, min..max bars; %s", size / (1 << 20),
+		 pages, ppc, arch ? arch : "not in the rows", reps, machine);
+	panels_align(&p1, 1);
+	p2.rmargin = p1.rmargin = p1.rmargin > panel_legend_chars(&p2) ?
+				  p1.rmargin : panel_legend_chars(&p2);
+	err = figure_open(&fig, path, 1400, 900, 2, 1, title);
+	if (err)
+		return err;
+	panel_plot(fig.f, &p1, &fig.blk);
+	panel_plot(fig.f, &p2, &fig.blk);
+	return figure_close(&fig, log);
+}
+
+/* ---- cow ------------------------------------------------------------------ */
+
+static const struct cow_pass {
+	const char *op, *what;
+} cow_passes[] = {
+	{ "store_page_seq", "one byte per page, in order" },
+	{ "store_page_rand", "one byte per page, random order" },
+	{ "store_64k", "one store per 64K" },
+	{ "store_2m", "one store per 2M" },
+};
+#define NR_COW_PASSES (int)(sizeof(cow_passes) / sizeof(cow_passes[0]))
+
+/* The model's wp_reuse_max values of @folio's rows, ascending. */
+static int cow_ns(const struct fig_rows *rows, const char *arch,
+		  const char *folio, double *ns)
+{
+	int n = 0, i, j;
+	size_t r;
+
+	for (r = 0; r < rows->nr; r++) {
+		const struct fig_row *row = &rows->row[r];
+		double v = num(row, "wp_reuse_max");
+
+		if (strcmp(row->bench, "cow") || strcmp(row->backend, "model") ||
+		    strcmp(row->folio, folio) || isnan(v) ||
+		    (arch && row->arch && strcmp(row->arch, arch)))
+			continue;
+		for (i = 0; i < n && ns[i] != v; i++)
+			;
+		if (i < n || n == MAX_POINTS)
+			continue;
+		for (j = n++; j > 0 && ns[j - 1] > v; j--)
+			ns[j] = ns[j - 1];
+		ns[j] = v;
+	}
+	return n;
+}
+
+static const struct fig_row *cow_row(const struct fig_rows *rows,
+				     const char *arch, const char *folio,
+				     const char *op, double n)
+{
+	size_t i;
+
+	for (i = 0; i < rows->nr; i++) {
+		const struct fig_row *r = &rows->row[i];
+
+		if (!strcmp(r->bench, "cow") && !strcmp(r->backend, "model") &&
+		    !strcmp(r->folio, folio) && !strcmp(r->op, op) &&
+		    num(r, "wp_reuse_max") == n &&
+		    (!arch || !r->arch || !strcmp(r->arch, arch)))
+			return r;
+	}
+	return NULL;
+}
+
+static int fig_cow(const struct fig_rows *rows, const char *arch,
+		   const char *path, const char *machine, FILE *log)
+{
+	struct series s1[12], s2[12], s3[6];
+	struct panel p1, p2, p3;
+	double ns[MAX_POINTS], ns64[MAX_POINTS];
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, cnt = 0, a = NAN, b = NAN;
+	char title[1200], reps[64], size_text[64] = "?";
+	struct figure fig;
+	struct series *s;
+	const struct fig_row *r;
+	int nn, nn64, i, k, err;
+
+	nn = cow_ns(rows, arch, "2M-PTE", ns);
+	nn64 = cow_ns(rows, arch, "64K", ns64);
+	if (!nn && !nn64)
+		return -ENODATA;
+	r = find_row(rows, arch, "cow", NULL, NULL, NULL, "model");
+	if (r && !isnan(num(r, "size")))
+		snprintf(size_text, sizeof(size_text), "%.0fM",
+			 num(r, "size") / (1 << 20));
+	reps_text(rows, "cow", reps, sizeof(reps));
+
+	panel_init(&p1, s1);
+	panel_init(&p2, s2);
+	snprintf(p1.title, sizeof(p1.title), "write faults of one pass");
+	snprintf(p2.title, sizeof(p2.title), "time of one pass, min..max"
+		 " as bars");
+	snprintf(p1.ylabel, sizeof(p1.ylabel), "faults (log scale)");
+	snprintf(p2.ylabel, sizeof(p2.ylabel), "time (ms, log scale)");
+	for (k = 0; k < 2; k++) {
+		struct panel *p = k ? &p2 : &p1;
+
+		snprintf(p->xlabel, sizeof(p->xlabel), "wp_reuse_max: PTEs"
+			 " one write fault may make writable (log2 scale)");
+		p->logy = p->logx2 = true;
+		p->xtics = "(1, 2, 4, 8, 16, 32, 64, 128, 256, 512)";
+		p->xmin = 0.8;
+		p->xmax = 640;
+	}
+	for (k = 0; k < NR_COW_PASSES; k++) {
+		const char *op = cow_passes[k].op;
+		struct series *f, *t;
+		const struct fig_row *kr;
+
+		if (!cow_row(rows, arch, "2M-PTE", op, ns[0]))
+			continue;
+		f = series_add(&p1, SER_LINES, palette[k], "%s: %s", op,
+			       cow_passes[k].what);
+		t = series_add(&p2, SER_LINES, palette[k], "%s: %s", op,
+			       cow_passes[k].what);
+		t->err = true;
+		f->pt = t->pt = 5 + 2 * k;
+		/* seq and random take the same faults: seq's open
+		 * marks stay visible around random's. */
+		if (k == 0)
+			f->pt = t->pt = 4;
+		for (i = 0; i < nn; i++) {
+			r = cow_row(rows, arch, "2M-PTE", op, ns[i]);
+			point_add(f, ns[i], r ? num(r, "faults") : NAN, NAN,
+				  NAN);
+			point_row(t, ns[i], r, 1e-3);
+		}
+		kr = find_row(rows, arch, "cow", "2M-PTE", op, NULL, "kernel");
+		if (kr) {
+			f = series_add(&p1, SER_HLINE, palette[k], "%s",
+				       k ? "" : "dashed: the kernel, same pass"
+					   " (reuses one PTE per fault)");
+			point_add(f, 0, num(kr, "faults"), NAN, NAN);
+			t = series_add(&p2, SER_HLINE, palette[k], "%s",
+				       k ? "" : "dashed: the kernel, same pass");
+			point_add(t, 0, kr->median / 1e3, NAN, NAN);
+		}
+	}
+	if (nn64) {
+		struct series *f = series_add(&p1, SER_LINES, "#D55E00",
+					      "store_page_seq on 64K mTHP"
+					      " folios");
+		struct series *t = series_add(&p2, SER_LINES, "#D55E00",
+					      "store_page_seq on 64K mTHP"
+					      " folios");
+
+		t->err = true;
+		f->pt = t->pt = 12;
+		for (i = 0; i < nn64; i++) {
+			r = cow_row(rows, arch, "64K", "store_page_seq",
+				    ns64[i]);
+			point_add(f, ns64[i], r ? num(r, "faults") : NAN, NAN,
+				  NAN);
+			point_row(t, ns64[i], r, 1e-3);
+		}
+	}
+
+	/* The block fault: its µs against N, and the line through them. */
+	panel_init(&p3, s3);
+	snprintf(p3.title, sizeof(p3.title), "one store per 2M: the fault"
+		 " that walks a block of N PTEs (time of the pass / its"
+		 " faults)");
+	snprintf(p3.xlabel, sizeof(p3.xlabel), "N = wp_reuse_max (PTEs per"
+		 " block)");
+	snprintf(p3.ylabel, sizeof(p3.ylabel), "time per fault (us)");
+	p3.xtics = "(1, 64, 128, 192, 256, 320, 384, 448, 512)";
+	p3.xmin = 0;
+	p3.xmax = 530;
+	p3.ymin = 0;
+	s = series_add(&p3, SER_LINES, palette[3], "store_2m: model,"
+		       " median pass / faults");
+	for (i = 0; i < nn; i++) {
+		double y;
+
+		r = cow_row(rows, arch, "2M-PTE", "store_2m", ns[i]);
+		y = r ? num(r, "us_per_fault") : NAN;
+		point_add(s, ns[i], y, NAN, NAN);
+		if (isnan(y))
+			continue;
+		sx += ns[i];
+		sy += y;
+		sxx += ns[i] * ns[i];
+		sxy += ns[i] * y;
+		cnt++;
+	}
+	if (cnt >= 2 && cnt * sxx != sx * sx) {
+		b = (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx);
+		a = (sy - b * sx) / cnt;
+		s = series_add(&p3, SER_LINES, "#555555", "least-squares fit:"
+			       " %.3f us + %.2f ns x N", a, b * 1e3);
+		s->pt = -1;
+		point_add(s, 1, a + b, NAN, NAN);
+		point_add(s, 512, a + b * 512, NAN, NAN);
+	}
+	r = find_row(rows, arch, "cow", "2M-PTE", "store_2m", NULL, "kernel");
+	if (r && !isnan(num(r, "us_per_fault"))) {
+		s = series_add(&p3, SER_HLINE, C_KERNEL, "the kernel: %.3f us"
+			       " per fault (one PTE)", num(r, "us_per_fault"));
+		point_add(s, 0, num(r, "us_per_fault"), NAN, NAN);
+	}
+
+	snprintf(title, sizeof(title), "Write faults after fork() + child"
+		 " exit, %s of PTE-mapped 2M folios: reuse of up to"
+		 " wp_reuse_max PTEs per fault\nmodel upstream,wp_reuse_max=N"
+		 " (arch %s) against the kernel; %s, a fresh region each; %s",
+		 size_text, arch ? arch : "not in the rows", reps, machine);
+	{
+		struct panel *all[] = { &p1, &p2, &p3 };
+		int m = 0;
+
+		for (i = 0; i < 3; i++)
+			if (panel_legend_chars(all[i]) > m)
+				m = panel_legend_chars(all[i]);
+		for (i = 0; i < 3; i++)
+			all[i]->rmargin = m;
+	}
+	err = figure_open(&fig, path, 1300, 1250, 3, 1, title);
+	if (err)
+		return err;
+	panel_plot(fig.f, &p1, &fig.blk);
+	panel_plot(fig.f, &p2, &fig.blk);
+	panel_plot(fig.f, &p3, &fig.blk);
+	return figure_close(&fig, log);
+}
+
+/* ---- mprotect ------------------------------------------------------------ */
+
+/* The base page of a model arch name ("arm64-16k": 16K), x86: 4K. */
+static double arch_page_size(const char *arch)
+{
+	if (arch && strstr(arch, "64k"))
+		return 65536;
+	if (arch && strstr(arch, "16k"))
+		return 16384;
+	return 4096;
+}
+
+/* One mprotect row's time per PTE in ns: median / calls / PTEs. */
+static void point_ns_per_pte(struct series *s, double x,
+			     const struct fig_row *r, double page)
+{
+	double calls, ptes, k;
+
+	if (!r) {
+		point_add(s, x, NAN, NAN, NAN);
+		return;
+	}
+	calls = 2 * num(r, "iters");
+	ptes = num(r, "size") / page;
+	k = 1e3 / calls / ptes;
+	point_add(s, x, r->median * k, r->min * k, r->max * k);
+}
+
+static int fig_mprotect(const struct fig_rows *rows, const char *path,
+			const char *machine, FILE *log)
+{
+	const char *archs[8], *folios[MAX_POINTS];
+	struct series s[8][4];
+	struct panel p[8];
+	char title[1200], reps[64], size_text[64] = "?";
+	const struct fig_row *r;
+	struct figure fig;
+	int na, nf, a, i, err;
+	double iters = NAN;
+
+	na = distinct(rows, "mprotect", NULL, F_ARCH, archs, 8);
+	if (!find_row(rows, NULL, "mprotect", NULL, NULL, NULL, NULL))
+		return -ENODATA;
+	if (!na)
+		archs[na++] = NULL;
+	reps_text(rows, "mprotect", reps, sizeof(reps));
+	r = find_row(rows, NULL, "mprotect", NULL, NULL, NULL, "model");
+	if (r) {
+		snprintf(size_text, sizeof(size_text), "%.0fM",
+			 num(r, "size") / (1 << 20));
+		iters = num(r, "iters");
+	}
+	for (a = 0; a < na; a++) {
+		struct series *x;
+		double page = arch_page_size(archs[a]);
+		bool kernel = false;
+
+		panel_init(&p[a], s[a]);
+		p[a].key = a == na - 1;
+		nf = 0;
+		/* PMD-mapped folios have no PTEs to count. */
+		{
+			const char *all[MAX_POINTS];
+			int n = distinct(rows, "mprotect", archs[a], F_FOLIO,
+					 all, MAX_POINTS);
+
+			for (i = 0; i < n; i++)
+				if (!strstr(all[i], "PMD"))
+					folios[nf++] = all[i];
+		}
+		for (i = 0; i < nf; i++)
+			p[a].cats[p[a].nr_cats++] = folios[i];
+		x = series_add(&p[a], SER_BARS, C_PER_PTE, "per-PTE:"
+			       " upstream,mprotect_batch=0");
+		x->err = true;
+		for (i = 0; i < nf; i++)
+			point_ns_per_pte(x, i, find_row(rows, archs[a],
+				"mprotect", folios[i], NULL,
+				"+mprotect_batch=0", "model"), page);
+		x = series_add(&p[a], SER_BARS, C_BATCHED, "batched:"
+			       " upstream,mprotect_batch=1");
+		x->err = true;
+		for (i = 0; i < nf; i++)
+			point_ns_per_pte(x, i, find_row(rows, archs[a],
+				"mprotect", folios[i], NULL,
+				"+mprotect_batch=1", "model"), page);
+		if (find_row(rows, archs[a], "mprotect", NULL, NULL, NULL,
+			     "kernel")) {
+			kernel = true;
+			x = series_add(&p[a], SER_BARS, C_KERNEL, "kernel:"
+				       " mprotect() on this machine");
+			x->err = true;
+			for (i = 0; i < nf; i++)
+				point_ns_per_pte(x, i, find_row(rows, archs[a],
+					"mprotect", folios[i], NULL, NULL,
+					"kernel"), page);
+		}
+		snprintf(p[a].title, sizeof(p[a].title), "arch %s (%s)",
+			 archs[a] ? archs[a] : "not in the rows",
+			 kernel ? "model, and this machine's kernel"
+				: "model only: no kernel rows");
+		snprintf(p[a].xlabel, sizeof(p[a].xlabel), "folio size"
+			 " (2M-PMD left out: no PTEs)");
+		snprintf(p[a].ylabel, sizeof(p[a].ylabel), "time per PTE per"
+			 " call (ns)");
+		p[a].ymin = 0;
+	}
+	/* The legend, on the last panel, names the kernel's bars too. */
+	if (na > 1 && find_row(rows, NULL, "mprotect", NULL, NULL, NULL,
+			       "kernel") && p[na - 1].ns < 3) {
+		struct series *x = series_add(&p[na - 1], SER_BARS, C_KERNEL,
+					      "kernel: mprotect() on this"
+					      " machine");
+
+		x->key_only = true;
+	}
+	/* One y scale for every arch, so the panels compare by eye. */
+	{
+		double top = 0;
+		int j, k;
+
+		for (a = 0; a < na; a++)
+			for (j = 0; j < p[a].ns; j++)
+				for (k = 0; k < p[a].s[j].n; k++) {
+					double v = fmax(p[a].s[j].y[k],
+							p[a].s[j].hi[k]);
+
+					if (!isnan(v) && v > top)
+						top = v;
+				}
+		for (a = 0; a < na && top > 0; a++)
+			p[a].ymax = top * 1.08;
+	}
+	snprintf(title, sizeof(title), "%s: mprotect(PROT_READ) then"
+		 " mprotect(PROT_READ|PROT_WRITE), %.0f rounds over %s, every"
+		 " page faulted in: per-PTE against batched\n%s (min..max"
+		 " bars) of all %.0f calls, divided by calls and PTEs; %s",
+		 r ? r->op : "mprotect", iters, size_text, reps, 2 * iters,
+		 machine);
+	err = figure_open(&fig, path, na > 1 ? 700 * na + 200 : 1100, 620, 1,
+			  na, title);
+	if (err)
+		return err;
+	for (a = 0; a < na; a++)
+		panel_plot(fig.f, &p[a], &fig.blk);
+	return figure_close(&fig, log);
+}
+
+/* ---- replay ---------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int fig_replay(const struct fig_rows *rows, const char *path,
+		      const char *machine, FILE *log)
+{
+	const char *traces[32], *folios[MAX_POINTS], *variants[16];
+	struct series (*s)[12];
+	struct panel *p;
+	char title[1200], reps[64];
+	struct figure fig;
+	int nt, nf, nv, t, i, v, err = 0;
+
+	nt = distinct(rows, "replay", NULL, F_TRACE, traces, 32);
+	if (!nt)
+		return -ENODATA;
+	nv = distinct(rows, "replay", NULL, offsetof(struct fig_row, variant),
+		      variants, 16);
+	s = calloc((size_t)nt * 2, sizeof(*s));
+	p = calloc((size_t)nt * 2, sizeof(*p));
+	if (!s || !p) {
+		free(s);
+		free(p);
+		return -ENOMEM;
+	}
+	for (t = 0; t < nt; t++) {
+		for (i = 0; i < 2; i++) {
+			struct panel *q = &p[2 * t + i];
+
+			panel_init(q, s[2 * t + i]);
+			q->key = i == 1;
+			q->logy = true;
+			snprintf(q->xlabel, sizeof(q->xlabel), "folio size (every"
+				 " mthp line set to it)");
+			snprintf(q->title, sizeof(q->title), "%s: %s",
+				 base_name(traces[t]), i ? "wall time of its"
+				 " statements, min..max as bars" : "faults");
+			snprintf(q->ylabel, sizeof(q->ylabel), "%s", i ?
+				 "time (ms, log scale)" : "faults (log scale)");
+		}
+		nf = 0;
+		{
+			size_t r;
+
+			for (r = 0; r < rows->nr; r++) {
+				const struct fig_row *x = &rows->row[r];
+				int j;
+
+				if (strcmp(x->bench, "replay") || !x->trace ||
+				    strcmp(x->trace, traces[t]))
+					continue;
+				for (j = 0; j < nf && strcmp(folios[j], x->folio); j++)
+					;
+				if (j == nf && nf < MAX_POINTS)
+					folios[nf++] = x->folio;
+			}
+		}
+		for (i = 0; i < nf; i++) {
+			p[2 * t].cats[p[2 * t].nr_cats++] = folios[i];
+			p[2 * t + 1].cats[p[2 * t + 1].nr_cats++] = folios[i];
+		}
+		for (v = 0; v < nv; v++) {
+			bool kern = !strcmp(variants[v], "kernel");
+			const char *color = kern ? C_KERNEL :
+					    palette[(v + (v >= 2)) % NR_PALETTE];
+			struct series *f = series_add(&p[2 * t], SER_BARS, color,
+						      "%s%s", kern ? "the kernel"
+						      : variants[v], "");
+			struct series *x = series_add(&p[2 * t + 1], SER_BARS,
+						      color, "%s%s", kern ?
+						      "kernel: this machine" :
+						      "model: ", kern ? "" :
+						      variants[v]);
+
+			x->err = true;
+			for (i = 0; i < nf; i++) {
+				const struct fig_row *r = NULL;
+				size_t k;
+
+				for (k = 0; k < rows->nr && !r; k++) {
+					const struct fig_row *y = &rows->row[k];
+
+					if (!strcmp(y->bench, "replay") && y->trace &&
+					    !strcmp(y->trace, traces[t]) &&
+					    !strcmp(y->folio, folios[i]) &&
+					    !strcmp(y->variant, variants[v]))
+						r = y;
+				}
+				point_add(f, i, r ? num(r, "faults") : NAN, NAN,
+					  NAN);
+				point_row(x, i, r, 1e-3);
+			}
+		}
+	}
+	reps_text(rows, "replay", reps, sizeof(reps));
+	snprintf(title, sizeof(title), "Recorded programs replayed under each"
+		 " folio size: the model's presets and the kernel\n%s of each"
+		 " (min..max bars); %s", reps, machine);
+	err = figure_open(&fig, path, 1300, 330 * nt + 90, nt, 2, title);
+	if (!err) {
+		for (i = 0; i < 2 * nt; i++) {
+			fputs(i % 2 ? "set lmargin 10\n" : "set lmargin 12\n",
+			      fig.f);
+			panel_plot(fig.f, &p[i], &fig.blk);
+		}
+		err = figure_close(&fig, log);
+	}
+	free(s);
+	free(p);
+	return err;
+}
+
+/* ---- predicted ---------------------------------------------------------- */
+
+/* One panel of the predicted figure: @cats categories, the kernel's
+ * measured row and the prediction of two model rows for each. */
+struct pred_cat {
+	const char *name;
+	const struct fig_row *kernel, *before, *after;
+};
+
+static void pred_panel(struct panel *p, const struct pred_cat *c, int n,
+		       double scale, const char *before, const char *after)
+{
+	struct series *k, *b, *a;
+	int i;
+
+	k = series_add(p, SER_BARS, C_KERNEL, "kernel: measured on this"
+		       " machine");
+	k->err = true;
+	b = series_add(p, SER_BARS, C_PER_PTE, "predicted kernel: %s", before);
+	a = series_add(p, SER_BARS, C_BATCHED, "predicted kernel: %s", after);
+	for (i = 0; i < n; i++) {
+		p->cats[p->nr_cats++] = c[i].name;
+		point_row(k, i, c[i].kernel, scale);
+		point_add(b, i, c[i].before ? num(c[i].before, "predicted_us")
+			  * scale : NAN, NAN, NAN);
+		point_add(a, i, c[i].after ? num(c[i].after, "predicted_us")
+			  * scale : NAN, NAN, NAN);
+	}
+}
+
+/* Rows with a prediction, and kernel rows to set it beside. */
+static bool has_prediction(const struct fig_rows *rows)
+{
+	bool pred = false, kernel = false;
+	size_t i;
+
+	for (i = 0; i < rows->nr; i++) {
+		pred |= !isnan(num(&rows->row[i], "predicted_us"));
+		kernel |= !strcmp(rows->row[i].backend, "kernel");
+	}
+	return pred && kernel;
+}
+
+static int fig_predicted(const struct fig_rows *rows, const char *arch,
+			 const char *path, const char *machine, FILE *log)
+{
+	struct series s[4][4];
+	struct panel p[4];
+	struct pred_cat c[MAX_POINTS];
+	const char *folios[MAX_POINTS], *traces[32];
+	char title[1200], names[MAX_POINTS][80];
+	struct figure fig;
+	int np = 0, n, nf, i, t, err;
+
+	if (!has_prediction(rows))
+		return -ENODATA;
+	/* gup: a pin of the region, against io_uring registering it. */
+	nf = distinct(rows, "gup", arch, F_FOLIO, folios, MAX_POINTS);
+	if (nf && find_row(rows, arch, "gup", NULL, NULL, NULL, "kernel")) {
+		for (i = 0; i < nf; i++) {
+			c[i].name = folios[i];
+			c[i].kernel = find_row(rows, arch, "gup", folios[i],
+					       "io_uring_register_buffers", NULL,
+					       "kernel");
+			c[i].before = find_row(rows, arch, "gup", folios[i],
+					       "pin_user_pages_fast",
+					       "-gup_batch=1", "model");
+			c[i].after = find_row(rows, arch, "gup", folios[i],
+					      "pin_user_pages_fast",
+					      "+gup_batch=1", "model");
+		}
+		panel_init(&p[np], s[np]);
+		pred_panel(&p[np], c, nf, 1, "pin_user_pages_fast per-PTE",
+			   "pin_user_pages_fast batched");
+		snprintf(p[np].title, sizeof(p[np].title), "gup: pin the"
+			 " region (kernel: io_uring_register_buffers)");
+		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (us, log"
+			 " scale)");
+		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "folio size");
+		p[np++].logy = true;
+	}
+	nf = distinct(rows, "mprotect", arch, F_FOLIO, folios, MAX_POINTS);
+	if (nf && find_row(rows, arch, "mprotect", NULL, NULL, NULL, "kernel")) {
+		for (i = 0; i < nf; i++) {
+			c[i].name = folios[i];
+			c[i].kernel = find_row(rows, arch, "mprotect", folios[i],
+					       NULL, NULL, "kernel");
+			c[i].before = find_row(rows, arch, "mprotect", folios[i],
+					       NULL, "+mprotect_batch=0", "model");
+			c[i].after = find_row(rows, arch, "mprotect", folios[i],
+					      NULL, "+mprotect_batch=1", "model");
+		}
+		panel_init(&p[np], s[np]);
+		pred_panel(&p[np], c, nf, 1e-3, "mprotect_batch=0 (per-PTE)",
+			   "mprotect_batch=1 (batched)");
+		snprintf(p[np].title, sizeof(p[np].title), "mprotect: all"
+			 " calls of one sample");
+		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (ms, log"
+			 " scale)");
+		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "folio size");
+		p[np++].logy = true;
+	}
+	if (find_row(rows, arch, "cow", "2M-PTE", NULL, NULL, "kernel")) {
+		for (n = 0; n < NR_COW_PASSES; n++) {
+			c[n].name = cow_passes[n].op;
+			c[n].kernel = find_row(rows, arch, "cow", "2M-PTE",
+					       cow_passes[n].op, NULL, "kernel");
+			c[n].before = cow_row(rows, arch, "2M-PTE",
+					      cow_passes[n].op, 1);
+			c[n].after = cow_row(rows, arch, "2M-PTE",
+					     cow_passes[n].op, 16);
+		}
+		panel_init(&p[np], s[np]);
+		pred_panel(&p[np], c, n, 1e-3, "wp_reuse_max=1 (today)",
+			   "wp_reuse_max=16 (seed 003)");
+		snprintf(p[np].title, sizeof(p[np].title), "cow: one pass over"
+			 " the region, 2M-PTE folios");
+		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (ms, log"
+			 " scale)");
+		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "pass");
+		p[np++].logy = true;
+	}
+	t = distinct(rows, "replay", NULL, F_TRACE, traces, 32);
+	if (t && find_row(rows, NULL, "replay", NULL, NULL, "=kernel", NULL)) {
+		const char *rf[MAX_POINTS];
+		int nr = distinct(rows, "replay", NULL, F_FOLIO, rf, MAX_POINTS);
+		int j;
+
+		n = 0;
+		for (i = 0; i < t; i++)
+			for (j = 0; j < nr && n < MAX_POINTS; j++) {
+				size_t k;
+
+				snprintf(names[n], sizeof(names[n]), "%.20s %s",
+					 base_name(traces[i]), rf[j]);
+				names[n][strcspn(names[n], ".")] = '\0';
+				snprintf(names[n] + strlen(names[n]),
+					 sizeof(names[n]) - strlen(names[n]),
+					 " %s", rf[j]);
+				c[n].name = names[n];
+				c[n].kernel = c[n].before = c[n].after = NULL;
+				for (k = 0; k < rows->nr; k++) {
+					const struct fig_row *y = &rows->row[k];
+
+					if (strcmp(y->bench, "replay") || !y->trace ||
+					    strcmp(y->trace, traces[i]) ||
+					    strcmp(y->folio, rf[j]))
+						continue;
+					/* The first row of each: the file
+					 * with the predictions comes first. */
+					if (!strcmp(y->variant, "kernel") &&
+					    !c[n].kernel)
+						c[n].kernel = y;
+					else if (!strcmp(y->variant, "upstream") &&
+						 !c[n].before)
+						c[n].before = y;
+					else if (!strcmp(y->variant,
+							 "seeds+wp_reuse_max=512") &&
+						 !c[n].after)
+						c[n].after = y;
+				}
+				n++;
+			}
+		panel_init(&p[np], s[np]);
+		pred_panel(&p[np], c, n, 1e-3, "upstream",
+			   "seeds+wp_reuse_max=512");
+		snprintf(p[np].title, sizeof(p[np].title), "replay: the"
+			 " statements of each recorded program");
+		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (ms, log"
+			 " scale)");
+		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "program and"
+			 " folio size");
+		p[np++].logy = true;
+	}
+	if (!np)
+		return -ENODATA;
+	snprintf(title, sizeof(title), "Predicted kernel time (the"
+		 " calibration's costs of the model's counters) beside the"
+		 " kernel's measured time\nmeasured: median, min..max bars;"
+		 " predicted: one untimed model repetition; %s", machine);
+	panels_align(p, np);
+	err = figure_open(&fig, path, 1300, 330 * np + 90, np, 1, title);
+	if (err)
+		return err;
+	for (i = 0; i < np; i++)
+		panel_plot(fig.f, &p[i], &fig.blk);
+	return figure_close(&fig, log);
+}
+
+/* ---- all of them --------------------------------------------------------- */
+
+/* Is @name in the comma-separated @list (NULL: every name is)? */
+static bool in_only(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *c = list;
+
+	if (!list)
+		return true;
+	while (c && *c) {
+		if (!strncmp(c, name, n) && (c[n] == ',' || !c[n]))
+			return true;
+		c = strchr(c, ',');
+		c = c ? c + 1 : NULL;
+	}
+	return false;
+}
+
+int fig_draw_all(const struct fig_rows *rows, const char *out,
+		 const char *machine, const char *only, FILE *log)
+{
+	const char *archs[8], *names[32];
+	int (*draw[32])(const struct fig_rows *, const char *, const char *,
+			const char *, FILE *);
+	const char *arch_of[32];
+	char name_buf[32][64], path[4200];
+	int nr = 0, na, a, i, j, err = 0, ret;
+	const char *m, *c;
+
+	if (system("command -v gnuplot >/dev/null 2>&1")) {
+		fprintf(stderr, "ptebatch: plot: needs gnuplot, which is not"
+			" installed (Debian: apt-get install gnuplot-nox)\n");
+		return -ENOENT;
+	}
+	na = distinct(rows, NULL, NULL, F_ARCH, archs, 8);
+	if (!na)
+		archs[na++] = NULL;
+	/* gup and cow per arch (the first plain, the others -ARCH). */
+	for (a = 0; a < na; a++) {
+		static const char *const per_arch[] = { "gup", "cow" };
+
+		for (i = 0; i < 2; i++) {
+			if (!find_row(rows, archs[a], per_arch[i], NULL, NULL,
+				      NULL, "model"))
+				continue;
+			if (a)
+				snprintf(name_buf[nr], sizeof(name_buf[nr]),
+					 "%s-%s", per_arch[i], archs[a]);
+			else
+				snprintf(name_buf[nr], sizeof(name_buf[nr]),
+					 "%s", per_arch[i]);
+			names[nr] = name_buf[nr];
+			arch_of[nr] = archs[a];
+			draw[nr++] = i ? fig_cow : fig_gup;
+		}
+	}
+	if (find_row(rows, NULL, "mprotect", NULL, NULL, NULL, NULL)) {
+		names[nr] = "mprotect";
+		arch_of[nr] = NULL;
+		draw[nr++] = NULL;
+	}
+	if (find_row(rows, NULL, "replay", NULL, NULL, NULL, NULL)) {
+		names[nr] = "replay";
+		arch_of[nr] = NULL;
+		draw[nr++] = NULL;
+	}
+	if (has_prediction(rows) && nr) {
+		names[nr] = "predicted";
+		arch_of[nr] = archs[0];
+		draw[nr++] = fig_predicted;
+	}
+	/* --only: the figures named, each of which must be there. */
+	for (i = 0, j = 0; i < nr; i++) {
+		if (!in_only(only, names[i]))
+			continue;
+		names[j] = names[i];
+		arch_of[j] = arch_of[i];
+		draw[j++] = draw[i];
+	}
+	for (c = only; c && *c; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL) {
+		size_t n = strcspn(c, ",");
+
+		for (i = 0; i < j && (strlen(names[i]) != n ||
+				      strncmp(names[i], c, n)); i++)
+			;
+		if (i == j) {
+			fprintf(stderr, "ptebatch: plot: no rows for the"
+				" figure '%.*s'\n", (int)n, c);
+			return -ENODATA;
+		}
+	}
+	nr = j;
+	if (!nr) {
+		fprintf(stderr, "ptebatch: plot: no row of gup, cow, mprotect"
+			" or replay to draw\n");
+		return -ENODATA;
+	}
+	for (i = 0; i < nr; i++) {
+		figure_path(path, sizeof(path), out, names[i], nr > 1);
+		m = machine_of(rows, !strcmp(names[i], "predicted") ?
+			       rows->row[0].bench : names[i], machine);
+		if (!strncmp(names[i], "gup", 3) || !strncmp(names[i], "cow", 3))
+			m = machine_of(rows, !strncmp(names[i], "gup", 3) ?
+				       "gup" : "cow", machine);
+		if (!strcmp(names[i], "mprotect"))
+			ret = fig_mprotect(rows, path, m, log);
+		else if (!strcmp(names[i], "replay"))
+			ret = fig_replay(rows, path, m, log);
+		else
+			ret = draw[i](rows, arch_of[i], path, m, log);
+		/* A figure with nothing in it (a predicted figure with no
+		 * kernel rows) is left out, not an error. */
+		if (ret && ret != -ENODATA && !err)
+			err = ret;
+	}
+	return err;
+}

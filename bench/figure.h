@@ -1,0 +1,66 @@
+/*
+ * figure.h: the benchmark figures, drawn with gnuplot from the rows the
+ * benchmarks write as JSON (one object per line), so a saved --json file
+ * draws the same figures later (`ptebatch plot`) as --plot draws at the
+ * end of a run.
+ *
+ * One figure per question, each an SVG of its own: "gup" (the speed-up of
+ * batching per folio size beside the floor's bound and the seed's
+ * published ratios; the times with min..max bars), "cow" (faults and time
+ * against wp_reuse_max, the block fault against N with its fitted line),
+ * "mprotect" (ns per PTE, one panel per architecture), "replay" (faults
+ * and time of each recorded program) and "predicted" (the kernel time the
+ * calibration predicts beside the kernel's measured time).
+ */
+#ifndef BENCH_FIGURE_H
+#define BENCH_FIGURE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct fig_row;
+
+/* The rows of one or more runs, in the order they were read. */
+struct fig_rows {
+	struct fig_row *row;
+	size_t nr, cap;
+};
+
+/*
+ * Add one JSON line of @where (a file name, for messages) numbered
+ * @lineno: 0, or -EINVAL with "WHERE:LINE: why" in @why (not an object,
+ * a field missing or of the wrong type), or -ENOMEM.  Blank lines are
+ * skipped.
+ */
+int fig_rows_add_line(struct fig_rows *rows, const char *line,
+		      const char *where, int lineno, char *why, size_t whylen);
+/* Every line of @path, as fig_rows_add_line() takes them. */
+int fig_rows_read_file(struct fig_rows *rows, const char *path, char *why,
+		       size_t whylen);
+/* Every line of the text @buf of @len bytes (what --plot kept). */
+int fig_rows_read_text(struct fig_rows *rows, const char *buf, size_t len,
+		       const char *where, char *why, size_t whylen);
+void fig_rows_free(struct fig_rows *rows);
+
+/*
+ * Draw every figure @rows hold rows for.  @out is a path ending in .svg:
+ * one figure is written there, several as OUT-NAME.svg each (bench.svg:
+ * bench-gup.svg, bench-cow.svg, ...), but the one whose NAME is OUT's
+ * (replay.svg: replay.svg, replay-predicted.svg).  @machine names the machine in
+ * every title when the rows do not (rows written before they carried
+ * "machine"); NULL: the rows' own.  @only, a comma-separated list of
+ * figure names, draws those alone (each must have rows; NULL: all).  Each
+ * file written is named on @log.
+ * 0, -ENODATA (no row of a known benchmark: nothing written), -ENOENT (no
+ * gnuplot) or -EIO (gnuplot failed); the reason is on stderr.
+ */
+int fig_draw_all(const struct fig_rows *rows, const char *out,
+		 const char *machine, const char *only, FILE *log);
+
+/*
+ * The machine a row is measured on, as "CPU, N cores, Linux RELEASE": what
+ * every JSON row carries as "machine" and every title shows.
+ */
+const char *fig_this_machine(void);
+
+#endif /* BENCH_FIGURE_H */

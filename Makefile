@@ -209,12 +209,14 @@ bench: $(TOOL)
 # The figures in docs/ drawn again from the rows committed beside them,
 # without measuring (`ptebatch plot`, seconds): what docs/RESULTS.md
 # shows.  Those rows were written before rows named their machine, so
-# FIGURES_MACHINE names it (the machine of docs/RESULTS.md).
-FIGURES_MACHINE ?= AMD EPYC (2 vCPUs, Firecracker guest), Linux 6.18.44-fc-v669
+# FIGURES_MACHINE names it (the machine of docs/RESULTS.md).  The
+# predicted figure takes the recounted predictions (RESULTS section 6)
+# first, the kernel's times from the run they were made beside.
+FIGURES_MACHINE ?= AMD EPYC, 2 vCPUs (Firecracker guest), Linux 6.18.44
 figures: $(TOOL)
 	$(TOOL) plot --out docs/bench.svg --machine '$(FIGURES_MACHINE)' docs/bench-results.json
 	$(TOOL) plot --out docs/replay.svg --machine '$(FIGURES_MACHINE)' docs/replay-results.json
-	$(TOOL) plot --out docs/predicted.svg --only predicted --machine '$(FIGURES_MACHINE)' docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/bench-results.json docs/replay-results.json
+	$(TOOL) plot --out docs/predicted.svg --only predicted --machine '$(FIGURES_MACHINE)' docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/predicted-results.json docs/predicted-replay-results.json
 	$(TOOL) plot --out docs/mprotect-arm64.svg --only mprotect docs/mprotect-arm64-results.json
 
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)

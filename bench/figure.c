@@ -1038,8 +1038,10 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	snprintf(title, sizeof(title), "Write faults after fork() + child"
 		 " exit, %s of PTE-mapped 2M folios: reuse of up to"
 		 " wp_reuse_max PTEs per fault\nmodel upstream,wp_reuse_max=N"
-		 " (arch %s) against the kernel; %s, a fresh region each; %s",
-		 size_text, arch ? arch : "not in the rows", reps, machine);
+		 " (arch %s)%s; %s, a fresh region each; %s", size_text,
+		 arch ? arch : "not in the rows",
+		 find_row(rows, arch, "cow", NULL, NULL, NULL, "kernel") ?
+		 " against the kernel" : ", no kernel rows", reps, machine);
 	{
 		struct panel *all[] = { &p1, &p2, &p3 };
 		int m = 0;

@@ -244,7 +244,8 @@ static int distinct(const struct fig_rows *rows, const char *bench,
 #define F_OP offsetof(struct fig_row, op)
 #define F_TRACE offsetof(struct fig_row, trace)
 
-/* "median of 15 reps" or "median of 5-15 reps", over @bench's rows. */
+/* "median of 15 reps" or "median of 5-15 reps", over @bench's rows
+ * (NULL: every row's). */
 static void reps_text(const struct fig_rows *rows, const char *bench,
 		      char *buf, size_t len)
 {
@@ -254,7 +255,7 @@ static void reps_text(const struct fig_rows *rows, const char *bench,
 	for (i = 0; i < rows->nr; i++) {
 		const struct fig_row *r = &rows->row[i];
 
-		if (strcmp(r->bench, bench) || r->reps <= 0)
+		if ((bench && strcmp(r->bench, bench)) || r->reps <= 0)
 			continue;
 		if (!lo || r->reps < lo)
 			lo = r->reps;
@@ -1377,7 +1378,7 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 	struct panel p[4];
 	struct pred_cat c[MAX_POINTS];
 	const char *folios[MAX_POINTS], *traces[32];
-	char title[1200], names[MAX_POINTS][80];
+	char title[1200], names[MAX_POINTS][80], reps[64];
 	struct figure fig;
 	int np = 0, n, nf, i, t, err;
 
@@ -1503,10 +1504,11 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 	}
 	if (!np)
 		return -ENODATA;
+	reps_text(rows, NULL, reps, sizeof(reps));
 	snprintf(title, sizeof(title), "Predicted kernel time (the"
 		 " calibration's costs of the model's counters) beside the"
-		 " kernel's measured time\nmeasured: median, min..max bars;"
-		 " predicted: one untimed model repetition; %s", machine);
+		 " kernel's measured time\nmeasured: %s, min..max bars;"
+		 " predicted: one untimed model repetition; %s", reps, machine);
 	panels_align(p, np);
 	err = figure_open(&fig, path, 1300, 330 * np + 90, np, 1, title);
 	if (err)

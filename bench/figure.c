@@ -1337,11 +1337,20 @@ struct pred_cat {
 	const struct fig_row *kernel, *before, *after;
 };
 
-static void pred_panel(struct panel *p, const struct pred_cat *c, int n,
-		       double scale, const char *before, const char *after)
+static void pred_panel(struct panel *p, struct series *s,
+		       const struct pred_cat *c, int n, double scale,
+		       const char *before, const char *after,
+		       const char *title, const char *xlabel)
 {
 	struct series *k, *b, *a;
 	int i;
+
+	panel_init(p, s);
+	snprintf(p->title, sizeof(p->title), "%s", title);
+	snprintf(p->xlabel, sizeof(p->xlabel), "%s", xlabel);
+	snprintf(p->ylabel, sizeof(p->ylabel), "time (%s, log scale)",
+		 scale == 1 ? "us" : "ms");
+	p->logy = true;
 
 	k = series_add(p, SER_BARS, C_KERNEL, "kernel: measured on this"
 		       " machine");
@@ -1399,15 +1408,12 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 					      "pin_user_pages_fast",
 					      "+gup_batch=1", "model");
 		}
-		panel_init(&p[np], s[np]);
-		pred_panel(&p[np], c, nf, 1, "pin_user_pages_fast per-PTE",
-			   "pin_user_pages_fast batched");
-		snprintf(p[np].title, sizeof(p[np].title), "gup: pin the"
-			 " region (kernel: io_uring_register_buffers)");
-		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (us, log"
-			 " scale)");
-		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "folio size");
-		p[np++].logy = true;
+		pred_panel(&p[np], s[np], c, nf, 1,
+			   "pin_user_pages_fast per-PTE",
+			   "pin_user_pages_fast batched", "gup: pin the region"
+			   " (kernel: io_uring_register_buffers)",
+			   "folio size");
+		np++;
 	}
 	nf = distinct(rows, "mprotect", arch, F_FOLIO, folios, MAX_POINTS);
 	if (nf && find_row(rows, arch, "mprotect", NULL, NULL, NULL, "kernel")) {
@@ -1420,15 +1426,11 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 			c[i].after = find_row(rows, arch, "mprotect", folios[i],
 					      NULL, "+mprotect_batch=1", "model");
 		}
-		panel_init(&p[np], s[np]);
-		pred_panel(&p[np], c, nf, 1e-3, "mprotect_batch=0 (per-PTE)",
-			   "mprotect_batch=1 (batched)");
-		snprintf(p[np].title, sizeof(p[np].title), "mprotect: all"
-			 " calls of one sample");
-		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (ms, log"
-			 " scale)");
-		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "folio size");
-		p[np++].logy = true;
+		pred_panel(&p[np], s[np], c, nf, 1e-3,
+			   "mprotect_batch=0 (per-PTE)",
+			   "mprotect_batch=1 (batched)",
+			   "mprotect: all calls of one sample", "folio size");
+		np++;
 	}
 	if (find_row(rows, arch, "cow", "2M-PTE", NULL, NULL, "kernel")) {
 		for (n = 0; n < NR_COW_PASSES; n++) {
@@ -1440,15 +1442,10 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 			c[n].after = cow_row(rows, arch, "2M-PTE",
 					     cow_passes[n].op, 16);
 		}
-		panel_init(&p[np], s[np]);
-		pred_panel(&p[np], c, n, 1e-3, "wp_reuse_max=1 (today)",
-			   "wp_reuse_max=16 (seed 003)");
-		snprintf(p[np].title, sizeof(p[np].title), "cow: one pass over"
-			 " the region, 2M-PTE folios");
-		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (ms, log"
-			 " scale)");
-		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "pass");
-		p[np++].logy = true;
+		pred_panel(&p[np], s[np], c, n, 1e-3, "wp_reuse_max=1 (today)",
+			   "wp_reuse_max=16 (seed 003)", "cow: one pass over the"
+			   " region, 2M-PTE folios", "pass");
+		np++;
 	}
 	t = distinct(rows, "replay", NULL, F_TRACE, traces, 32);
 	if (t && find_row(rows, NULL, "replay", NULL, NULL, "=kernel", NULL)) {
@@ -1491,16 +1488,10 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 				}
 				n++;
 			}
-		panel_init(&p[np], s[np]);
-		pred_panel(&p[np], c, n, 1e-3, "upstream",
-			   "seeds+wp_reuse_max=512");
-		snprintf(p[np].title, sizeof(p[np].title), "replay: the"
-			 " statements of each recorded program");
-		snprintf(p[np].ylabel, sizeof(p[np].ylabel), "time (ms, log"
-			 " scale)");
-		snprintf(p[np].xlabel, sizeof(p[np].xlabel), "program and"
-			 " folio size");
-		p[np++].logy = true;
+		pred_panel(&p[np], s[np], c, n, 1e-3, "upstream",
+			   "seeds+wp_reuse_max=512", "replay: the statements"
+			   " of each recorded program", "program and folio size");
+		np++;
 	}
 	if (!np)
 		return -ENODATA;

@@ -85,6 +85,9 @@ done
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
 run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 run_test bench-replay env BUILD="$BUILD" sh tests/bench-replay.sh
+# run --svg: the drawing's cells against the record, pins, copies,
+# folding, escaping, bad paths; as root the kernel's drawing too.
+run_test run-svg env BUILD="$BUILD" SAN="${SAN:-}" sh tests/run-svg.sh
 # explore runs one thread: under ThreadSanitizer (about 14 times slower
 # here: depth 4 took 340 s) depth 3 runs every path of the script; the
 # plain and ASan runs go to depth 4.

@@ -673,17 +673,18 @@ static void draw_cell(const struct figure *g, unsigned long i,
 		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\">%s"
 			"</text>\n", x + 4, y + 12, text);
 	} else if (g->cow[i]) {
-		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\""
+		/* Left of the pin's dot, smaller, when there is one. */
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"%d\""
 			" font-weight=\"bold\" text-anchor=\"middle\">C</text>\n",
-			x + (pinned ? 6 : 8), y + 12);
+			x + (pinned ? 5.5 : 8), y + 12, pinned ? 10 : 11);
 	} else if (pg->zero) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\""
 			" fill=\"#555555\" text-anchor=\"middle\">0</text>\n",
 			x + 8, y + 12);
 	}
 	if (pinned)
-		fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"2.6\""
-			" fill=\"#000000\"/>\n", x + w - 4, y + 4);
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.4\""
+			" fill=\"#000000\"/>\n", x + w - 3.5, y + 3.5);
 }
 
 /*
@@ -981,8 +982,9 @@ static int draw_legend(FILE *f, int *width)
 			break;
 		case 3:
 			legend_cell(f, x, y, palette[2], NULL);
-			fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"2.6\""
-				" fill=\"#000000\"/>\n", x + CELL - 4, y + 4);
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.4\""
+				" fill=\"#000000\"/>\n", x + CELL - 3.5,
+				y + 3.5);
 			break;
 		case 4:
 			legend_cell(f, x, y, FILL_ZERO, NULL);

@@ -386,7 +386,7 @@ kname="kernel: the drawing of $SCN has the model's cells and fill classes"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "$kname" "not root"
 elif [ -n "${SAN:-}" ]; then
-	skip "$kname" "a $SAN build: the kernel backend's processes run sanitized"
+	skip "$kname" "a sanitizer build (SAN=$SAN): the kernel backend's processes would run sanitized"
 else
 	"$TOOL" run --backend kernel --svg "$tmp/k.svg" "$SCN" \
 		>"$tmp/k.out" 2>"$tmp/k.err"

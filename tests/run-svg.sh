@@ -13,8 +13,8 @@
 #     copy P0 made of page 0 has a fill of its own and the only COW mark,
 #     and P1's pages share P0's folio's fill;
 #   - a register pins exactly the pages of its range until unregister;
-#   - a 64M region folds: fewer cells than pages, their counts sum to the
-#     pages of the record;
+#   - a 64M region folds: a cell per line of the record (none is marked
+#     but single pages), fewer cells than pages, counts summing to them;
 #   - a scenario named with XML's special characters, and one with no
 #     observe (a note, a warning), still give well-formed files;
 #   - as root and not a sanitizer build: the kernel's drawing of cow-64k
@@ -168,8 +168,37 @@ def check_pinned(svg, want):
             fail('statement %d: pinned %s, expected %s' % (stmt, got, w))
 
 
+def record_lines(path):
+    """Each observe's lines: process, region, offset, first frame, count."""
+    figs, cur = [], None
+    for line in open(path):
+        m = re.match(r'^(\d+) observe$', line)
+        if m:
+            cur = []
+            figs.append(cur)
+            continue
+        m = re.match(r'^(\S+) (\S+) (0x[0-9a-f]+) ', line)
+        if not m or cur is None:
+            continue
+        frame = re.search(r' frame (\d+)', line)
+        count = re.search(r' x(\d+)$', line.rstrip('\n'))
+        cur.append((m.group(1), m.group(2), m.group(3),
+                    frame.group(1) if frame else '-',
+                    count.group(1) if count else '1'))
+    return figs
+
+
 def check_fold(svg, record):
+    """Rows of over 64 pages: a cell per record line, none marked here."""
     figs, recs = figures(svg), record_pages(record)
+    for (stmt, cells), lines in zip(figs, record_lines(record)):
+        got = [(c['data-proc'], c['data-region'], c['data-off'],
+                c['data-frame'], c['data-count']) for c in cells]
+        if got != lines:
+            fail('statement %d: the cells are not the record\'s lines;'
+                 ' first difference %s' % (stmt, next(
+                     ((a, b) for a, b in zip(got, lines) if a != b),
+                     (len(got), len(lines)))))
     for (stmt, cells), (_, pages) in zip(figs, recs):
         total = sum(int(c['data-count']) for c in cells)
         if total != len(pages):
@@ -346,7 +375,7 @@ EOF
 	"$TOOL" run --svg "$tmp/big-$size.svg" "$tmp/big-$size.scn" \
 		>"$tmp/big-$size.out" 2>&1
 	tap_result $? "run --svg of a 64M region with $size folios exits 0"
-	svg_check "64M with $size folios: fewer cells than pages, counts summing to them" \
+	svg_check "64M with $size folios: a cell per record line, counts summing to the pages" \
 		fold "$tmp/big-$size.svg" "$tmp/big-$size.out"
 	svg_check "64M with $size folios: the same frame or folio is the same fill" \
 		colours "$tmp/big-$size.svg"

@@ -3,6 +3,7 @@
  * machine's kernel, print its record.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -292,9 +293,59 @@ static int check_time_options(const struct run_options *opts)
 }
 
 /*
+ * The drawing's temporary file while the run goes on, and the signals
+ * that would stop the run with it there.  The kernel backend's sysfs
+ * restore (backend/thp_sysfs.c) installs its handlers later and calls
+ * these ones after its own.
+ */
+static const char *svg_tmp_path;
+static pid_t svg_owner;	/* not the kernel backend's processes, forked */
+static const int svg_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+#define NR_SVG_SIGNALS (int)(sizeof(svg_signals) / sizeof(svg_signals[0]))
+static struct sigaction svg_old_actions[NR_SVG_SIGNALS];
+
+static void svg_on_signal(int sig)
+{
+	int i;
+
+	if (getpid() == svg_owner)
+		unlink(svg_tmp_path);
+	for (i = 0; i < NR_SVG_SIGNALS && svg_signals[i] != sig; i++)
+		;
+	if (i < NR_SVG_SIGNALS)
+		sigaction(sig, &svg_old_actions[i], NULL);
+	raise(sig);
+}
+
+/* Remove @tmp if a signal ends the run (@tmp NULL: stop watching). */
+static void svg_remove_on_signal(const char *tmp)
+{
+	struct sigaction sa;
+	int i;
+
+	if (!tmp) {
+		for (i = 0; i < NR_SVG_SIGNALS; i++)
+			sigaction(svg_signals[i], &svg_old_actions[i], NULL);
+		return;
+	}
+	svg_tmp_path = tmp;
+	svg_owner = getpid();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = svg_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NR_SVG_SIGNALS; i++) {
+		sigaction(svg_signals[i], &sa, &svg_old_actions[i]);
+		/* Ignored (a background job's SIGINT): it stops nothing. */
+		if (svg_old_actions[i].sa_handler == SIG_IGN)
+			sigaction(svg_signals[i], &svg_old_actions[i], NULL);
+	}
+}
+
+/*
  * --svg FILE.svg: a file beside it (*@tmp, malloc'd) that becomes FILE.svg
  * when the run is done, so that a run that fails or is stopped never
- * leaves half a drawing where the file was.  0 or a usage error.
+ * leaves half a drawing where the file was, nor the file beside it.
+ * 0 or a usage error.
  */
 static int svg_open(const char *path, char **tmp, FILE **f)
 {
@@ -326,6 +377,7 @@ static int svg_open(const char *path, char **tmp, FILE **f)
 		*tmp = NULL;
 		return out_of_memory();
 	}
+	svg_remove_on_signal(*tmp);
 	return 0;
 }
 
@@ -342,6 +394,7 @@ static int svg_close(struct svg_drawing *d, int status, FILE *f,
 	if (status != SCN_RUN_OK && status != SCN_RUN_VIOLATION) {
 		fclose(f);
 		unlink(tmp);
+		svg_remove_on_signal(NULL);
 		fprintf(stderr, "ptebatch: run: --svg: %s not written: the run"
 			" %s\n", path, status == SCN_RUN_SKIPPED ?
 			"was skipped" : "failed");
@@ -355,8 +408,10 @@ static int svg_close(struct svg_drawing *d, int status, FILE *f,
 		ret = -errno;
 	if (!ret && rename(tmp, path))
 		ret = -errno;
-	if (ret) {
+	if (ret)
 		unlink(tmp);
+	svg_remove_on_signal(NULL);
+	if (ret) {
 		fprintf(stderr, "ptebatch: run: --svg: %s: %s\n", path,
 			strerror(-ret));
 		return SCN_RUN_FAILED;
@@ -450,6 +505,7 @@ static int run_main(int argc, char **argv)
 		if (svg_file) {
 			fclose(svg_file);
 			unlink(svg_tmp);
+			svg_remove_on_signal(NULL);
 		}
 		goto out;
 	}

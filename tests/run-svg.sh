@@ -20,7 +20,7 @@
 #   - as root and not a sanitizer build: the kernel's drawing of cow-64k
 #     has the model's cells and the model's partition of them by fill;
 #   - bad --svg values exit non-zero naming --svg and leave no file; so
-#     does a run that fails.
+#     do a run that fails and one stopped by SIGTERM.
 # A missing xmllint, rsvg-convert or python3 makes its checks SKIP.
 #
 # Usage: BUILD=build [SAN=asan] sh tests/run-svg.sh   (from the top of the
@@ -468,6 +468,34 @@ rm -rf "$tmp/bad" && mkdir "$tmp/bad"
 printf 'P0 mmap A 64M rw\nP0 write A 0 64M\nobserve\n' >"$tmp/oom.scn"
 bad "a run that fails (out of memory) leaves no drawing" --memory 16M \
 	--svg "$tmp/bad/oom.svg" "$tmp/oom.scn"
+
+# SIGTERM while the run goes on: the signal's status, no file left.
+printf 'P0 mmap A 512M rw\n' >"$tmp/slow.scn"
+i=0
+while [ $i -lt 8 ]; do
+	echo "P0 write A 0 512M" >>"$tmp/slow.scn"
+	i=$((i + 1))
+done
+echo observe >>"$tmp/slow.scn"
+"$TOOL" run --no-check --svg "$tmp/bad/slow.svg" "$tmp/slow.scn" \
+	>/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 50 ] && [ -z "$(ls -A "$tmp/bad")" ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 0.2
+kill -TERM $pid 2>/dev/null
+wait $pid 2>/dev/null
+status=$?
+if [ $status -eq 0 ]; then
+	skip "SIGTERM during the run leaves no file" "the run ended before the signal"
+else
+	[ $status -eq 143 ] && [ -z "$(ls -A "$tmp/bad")" ]
+	tap_result $? "SIGTERM during the run leaves no file"
+	[ -n "$(ls -A "$tmp/bad")" ] && echo "# status $status, left: $(ls -A "$tmp/bad")"
+fi
 
 echo "1..$n"
 exit $fail

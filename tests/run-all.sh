@@ -85,9 +85,6 @@ done
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
 run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 run_test bench-replay env BUILD="$BUILD" sh tests/bench-replay.sh
-# run --svg: the drawing's cells against the record, pins, copies,
-# folding, escaping, bad paths; as root the kernel's drawing too.
-run_test run-svg env BUILD="$BUILD" SAN="${SAN:-}" sh tests/run-svg.sh
 # explore runs one thread: under ThreadSanitizer (about 14 times slower
 # here: depth 4 took 340 s) depth 3 runs every path of the script; the
 # plain and ASan runs go to depth 4.
@@ -100,6 +97,9 @@ run_test explore-smoke env BUILD="$BUILD" \
 run_test build-checks env BUILD="$BUILD" SAN="${SAN:-}" sh tests/build-checks.sh
 # Bad input to every command and flag: refused in one line, never a crash.
 run_test cli-errors env BUILD="$BUILD" sh tests/cli-errors.sh
+# run --svg: the drawing's cells against the record, pins, copies,
+# folding, escaping, bad paths; as root the kernel's drawing too.
+run_test run-svg env BUILD="$BUILD" SAN="${SAN:-}" sh tests/run-svg.sh
 # diff and the kernel backend under signals, dying processes, host
 # limits and inputs that can be read only once.
 run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh

@@ -68,6 +68,7 @@ struct kernel_region {
 /* The folio last found by an observe: reused for its other pages. */
 struct kfolio {
 	uint64_t head, nr;
+	bool zero;	/* KPF_ZERO_PAGE: the zero page or the huge one */
 };
 
 struct kernel {
@@ -1005,6 +1006,8 @@ static int folio_of(struct kernel *k, uint64_t pfn, struct kfolio *f)
 	ret = kpf_read(k, pfn, 1);
 	if (ret)
 		return ret;
+	/* Every page of the huge zero folio has it, not just its head. */
+	f->zero = !!(k->kpf[0] & KPF(KPF_ZERO_PAGE));
 	if (!(k->kpf[0] & (KPF(KPF_COMPOUND_HEAD) | KPF(KPF_COMPOUND_TAIL)))) {
 		f->head = pfn;
 		f->nr = 1;
@@ -1110,6 +1113,7 @@ static int observe_batch(struct kernel *k, int proc, int region, int pm_fd,
 			pg.folio_size = f.nr * k->page_size;
 			pg.index = pg.frame - f.head;
 			pg.data = k->peek_byte[nr_peek++];
+			pg.zero = f.zero;
 		}
 		ret = snapshot_add(snap, &pg);
 		if (ret)

@@ -668,6 +668,7 @@ static int observe_region(struct model *m, int proc, int region,
 				pg.index = info[i].index;
 				pg.frame = info[i].pfn;
 				pg.data = info[i].data;
+				pg.zero = info[i].zero;
 			}
 			ret = snapshot_add(snap, &pg);
 			if (ret)

@@ -3,8 +3,10 @@
  * machine's kernel, print its record.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -13,6 +15,7 @@
 #include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "scenario/svg.h"
 
 /* The smallest machine worth simulating: a few THPs and their tables. */
 #define MIN_MEMORY (4 * pb_pmd_size() > (16UL << 20) ? 4 * pb_pmd_size() \
@@ -33,6 +36,7 @@ struct run_options {
 	const char *file;
 	const char *name;	/* in messages; the file's by default */
 	const char *fuzz;	/* --fuzz NAME: FILE is that harness's input */
+	const char *svg;	/* --svg FILE.svg: draw the observes there */
 };
 
 static const char *const backends[] = { "model", "kernel", NULL };
@@ -53,7 +57,8 @@ static void run_usage(FILE *f)
 	      " [--no-check]"
 	      " [--arch ARCH]\n"
 	      "                    [--time [--reps N]] [--name NAME]"
-	      " FILE.scn\n"
+	      " [--svg FILE.svg]\n"
+	      "                    FILE.scn\n"
 	      "       ptebatch run --fuzz scenario|ops|events|calib FILE\n"
 	      "       ptebatch help, or COMMAND --help for one command\n"
 	      "\n"
@@ -91,7 +96,19 @@ static void run_usage(FILE *f)
 		" (default %d), each\n"
 		"                    a fresh set of processes; \"~\" marks faults"
 		" that varied\n", BENCH_MAX_REPS, RUN_DEFAULT_REPS);
-	fputs("  --no-check        skip the invariant check after each"
+	fputs("  --svg FILE.svg    also draw every observe, one figure"
+	      " each, into FILE.svg:\n"
+	      "                    a cell per page coloured by folio, pins"
+	      " and copies on write\n"
+	      "                    marked (docs/SCENARIO.md); the record is"
+	      " unchanged.  It\n"
+	      "                    takes a snapshot after every statement,"
+	      " as long as an\n"
+	      "                    observe: slow for big regions.  Written"
+	      " when the run\n"
+	      "                    ends (exit status 0 or 3), never half;"
+	      " not with --time\n"
+	      "  --no-check        skip the invariant check after each"
 	      " statement\n"
 	      "  --name NAME       the scenario's name in messages (FILE's by"
 	      " default), for a\n"
@@ -216,6 +233,16 @@ static int set_fuzz(void *o, const char *v)
 	return 0;
 }
 
+static int set_svg(void *o, const char *v)
+{
+	size_t len = strlen(v);
+
+	if (len < 5 || strcmp(v + len - 4, ".svg"))
+		return usage_error("--svg: '%s' must end in .svg", v);
+	((struct run_options *)o)->svg = v;
+	return 0;
+}
+
 static const struct cli_option run_options[] = {
 	{ "--backend", true, set_backend },
 	{ "--variant", true, set_variant },
@@ -228,6 +255,7 @@ static const struct cli_option run_options[] = {
 	{ "--reps", true, set_reps },
 	{ "--name", true, set_name },
 	{ "--fuzz", true, set_fuzz },
+	{ "--svg", true, set_svg },
 	{ NULL, false, NULL },
 };
 
@@ -257,7 +285,138 @@ static int check_time_options(const struct run_options *opts)
 	if (opts->time && strcmp(opts->backend, "kernel"))
 		return usage_error("--time applies to --backend kernel only:"
 				   " the model's times are not kernel times");
+	/* Its snapshots between statements would be in the timed runs. */
+	if (opts->time && opts->svg)
+		return usage_error("--svg draws one untimed run: not with"
+				   " --time");
 	return 0;
+}
+
+/*
+ * The drawing's temporary file while the run goes on, and the signals
+ * that would stop the run with it there.  The kernel backend's sysfs
+ * restore (backend/thp_sysfs.c) installs its handlers later and calls
+ * these ones after its own.
+ */
+static const char *svg_tmp_path;
+static pid_t svg_owner;	/* not the kernel backend's processes, forked */
+static const int svg_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+#define NR_SVG_SIGNALS (int)(sizeof(svg_signals) / sizeof(svg_signals[0]))
+static struct sigaction svg_old_actions[NR_SVG_SIGNALS];
+
+static void svg_on_signal(int sig)
+{
+	int i;
+
+	if (getpid() == svg_owner)
+		unlink(svg_tmp_path);
+	for (i = 0; i < NR_SVG_SIGNALS && svg_signals[i] != sig; i++)
+		;
+	if (i < NR_SVG_SIGNALS)
+		sigaction(sig, &svg_old_actions[i], NULL);
+	raise(sig);
+}
+
+/* Remove @tmp if a signal ends the run (@tmp NULL: stop watching). */
+static void svg_remove_on_signal(const char *tmp)
+{
+	struct sigaction sa;
+	int i;
+
+	if (!tmp) {
+		for (i = 0; i < NR_SVG_SIGNALS; i++)
+			sigaction(svg_signals[i], &svg_old_actions[i], NULL);
+		return;
+	}
+	svg_tmp_path = tmp;
+	svg_owner = getpid();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = svg_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NR_SVG_SIGNALS; i++) {
+		sigaction(svg_signals[i], &sa, &svg_old_actions[i]);
+		/* Ignored (a background job's SIGINT): it stops nothing. */
+		if (svg_old_actions[i].sa_handler == SIG_IGN)
+			sigaction(svg_signals[i], &svg_old_actions[i], NULL);
+	}
+}
+
+/*
+ * --svg FILE.svg: a file beside it (*@tmp, malloc'd) that becomes FILE.svg
+ * when the run is done, so that a run that fails or is stopped never
+ * leaves half a drawing where the file was, nor the file beside it.
+ * 0 or a usage error.
+ */
+static int svg_open(const char *path, char **tmp, FILE **f)
+{
+	struct stat sb;
+	mode_t mask;
+	int fd;
+
+	if (!stat(path, &sb) && !S_ISREG(sb.st_mode))
+		return usage_error("--svg: %s: not a regular file", path);
+	if (asprintf(tmp, "%s.XXXXXX", path) < 0) {
+		*tmp = NULL;
+		return out_of_memory();
+	}
+	fd = mkstemp(*tmp);
+	if (fd < 0) {
+		free(*tmp);
+		*tmp = NULL;
+		return usage_error("--svg: %s: %s", path, strerror(errno));
+	}
+	/* mkstemp() makes it 0600; a drawing is as readable as any file. */
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	*f = fdopen(fd, "w");
+	if (!*f) {
+		close(fd);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+		return out_of_memory();
+	}
+	svg_remove_on_signal(*tmp);
+	return 0;
+}
+
+/*
+ * The drawing of a run that ended @status into @f, renamed to @path; a
+ * run that failed or was skipped gets none.  Returns @status, or 1 when
+ * the file could not be written.
+ */
+static int svg_close(struct svg_drawing *d, int status, FILE *f,
+		     const char *tmp, const char *path, const char *name)
+{
+	int ret = 0;
+
+	if (status != SCN_RUN_OK && status != SCN_RUN_VIOLATION) {
+		fclose(f);
+		unlink(tmp);
+		svg_remove_on_signal(NULL);
+		fprintf(stderr, "ptebatch: run: --svg: %s not written: the run"
+			" %s\n", path, status == SCN_RUN_SKIPPED ?
+			"was skipped" : "failed");
+		return status;
+	}
+	if (!svg_drawing_figures(d))
+		fprintf(stderr, "ptebatch: run: --svg: no observe in %s: %s"
+			" holds only a note saying so\n", name, path);
+	ret = svg_drawing_write(d, f);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	svg_remove_on_signal(NULL);
+	if (ret) {
+		fprintf(stderr, "ptebatch: run: --svg: %s: %s\n", path,
+			strerror(-ret));
+		return SCN_RUN_FAILED;
+	}
+	return status;
 }
 
 static int run_main(int argc, char **argv)
@@ -267,8 +426,11 @@ static int run_main(int argc, char **argv)
 		.check = true,
 	};
 	struct model_options mopt = { 0 };
+	struct svg_drawing *drawing = NULL;
 	struct scenario *s = NULL;
-	char *variant_name = NULL, *text;
+	char *variant_name = NULL, *text, *svg_tmp = NULL;
+	struct scn_watch watch;
+	FILE *svg_file = NULL;
 	struct backend *b;
 	size_t len;
 	int ret;
@@ -280,6 +442,9 @@ static int run_main(int argc, char **argv)
 	ret = cli_parse(run_options, &opts, set_file, argc, argv);
 	if (!ret && !opts.file)
 		ret = usage_error("no scenario file given");
+	if (!ret && opts.fuzz && opts.svg)
+		ret = usage_error("--svg does not apply to --fuzz: the harness"
+				  " runs no scenario to draw");
 	if (!ret && opts.fuzz) {
 		/* The harness chooses variants, backend and checks itself. */
 		if (opts.variant_given || opts.variant.nr_sets ||
@@ -313,6 +478,11 @@ static int run_main(int argc, char **argv)
 	ret = EXIT_USAGE;
 	if (!s)
 		goto out;
+	if (opts.svg) {
+		ret = svg_open(opts.svg, &svg_tmp, &svg_file);
+		if (ret)
+			goto out;
+	}
 
 	mopt.memory_bytes = opts.memory;
 	mopt.variant_name = variant_name;
@@ -324,11 +494,30 @@ static int run_main(int argc, char **argv)
 		b = model_backend_create(&mopt);
 	}
 	ret = b ? 0 : out_of_memory();
-	if (ret)
+	if (!ret && opts.svg) {
+		drawing = svg_drawing_create(s, b);
+		if (!drawing) {
+			b->ops->destroy(b);
+			ret = out_of_memory();
+		}
+	}
+	if (ret) {
+		if (svg_file) {
+			fclose(svg_file);
+			unlink(svg_tmp);
+			svg_remove_on_signal(NULL);
+		}
 		goto out;
+	}
 	b->want_stats = opts.stats;
 	b->want_kstats = opts.kstats;
-	if (opts.time)
+	if (drawing) {
+		svg_drawing_watch(drawing, &watch);
+		ret = scenario_run_watched(s, b, stdout, stderr, opts.check,
+					   &watch);
+		ret = svg_close(drawing, ret, svg_file, svg_tmp, opts.svg,
+				s->file);
+	} else if (opts.time)
 		ret = scenario_run_timed(s, b, opts.reps ? opts.reps :
 					 RUN_DEFAULT_REPS, stdout, stderr,
 					 opts.check);
@@ -336,6 +525,8 @@ static int run_main(int argc, char **argv)
 		ret = scenario_run(s, b, stdout, stderr, opts.check);
 	b->ops->destroy(b);
 out:
+	svg_drawing_free(drawing);
+	free(svg_tmp);
 	scenario_free(s);
 	free(variant_name);
 	variant_flags_free(&opts.variant);

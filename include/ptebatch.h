@@ -303,6 +303,7 @@ struct pb_page_info {
 	unsigned long index;		/* page index inside the folio */
 	unsigned long pfn;		/* physical frame */
 	uint8_t data;			/* byte at the page's first address */
+	bool zero;			/* the shared (huge) zero page */
 };
 /* Describe @nr pages from @addr (page aligned) as pagemap would. */
 int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,

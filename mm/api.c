@@ -540,6 +540,7 @@ int pb_observe(struct pb_proc *proc, unsigned long addr, unsigned long nr,
 		info->folio_size = folio_size(folio);
 		info->index = pfn - folio_pfn(folio);
 		info->data = page_load_byte(pfn_to_page(pfn), 0);
+		info->zero = is_zero_pfn(pfn) || is_huge_zero_pfn(pfn);
 	}
 	pthread_rwlock_unlock(&mm->mmap_lock);
 	memmap_lines_resume();

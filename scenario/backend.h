@@ -106,6 +106,11 @@ struct snap_page {
 	unsigned long index;		/* page index in its folio */
 	uint64_t frame;			/* backend's raw frame id */
 	uint8_t data;
+	/*
+	 * The shared zero page (or the huge one): the record cannot tell it
+	 * from a private page of zeroes, the drawing (svg.c) does.
+	 */
+	bool zero;
 };
 
 struct snapshot {

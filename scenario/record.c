@@ -284,6 +284,14 @@ static unsigned long find_run(const struct snap_page *pg, unsigned long nr,
 	return len;
 }
 
+unsigned long record_run_length(const struct snap_page *pg, unsigned long nr,
+				unsigned long page_size)
+{
+	enum run_kind kind;
+
+	return find_run(pg, nr, page_size, &kind);
+}
+
 /* A folio size in the largest unit that divides it: 4K, 64K, 2M, 1G. */
 const char *record_size_text(char *buf, size_t size, unsigned long bytes)
 {

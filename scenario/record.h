@@ -50,6 +50,13 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
  */
 int snapshot_canonicalize(struct snapshot *snap);
 
+/*
+ * How many pages from @pg (of @nr left in a canonical snapshot) the record
+ * prints as one line: the drawing (svg.c) folds the same runs.
+ */
+unsigned long record_run_length(const struct snap_page *pg, unsigned long nr,
+				unsigned long page_size);
+
 /* The page lines of a canonical snapshot, runs compressed. */
 void record_snapshot(FILE *out, const struct scenario *s,
 		     const struct snapshot *snap);

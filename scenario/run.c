@@ -66,12 +66,15 @@ static unsigned long run_check(const struct scenario *s, struct backend *b,
 
 static int run_observe(const struct scenario *s, struct backend *b,
 		       const struct stmt *st, struct snapshot *snap,
-		       FILE *out, FILE *err)
+		       const struct scn_watch *watch, FILE *out, FILE *err)
 {
 	int ret;
 
 	snapshot_clear(snap);
 	ret = b->ops->observe(b, snap);
+	/* Before record_observe() renumbers the frames in place. */
+	if (!ret && watch)
+		ret = watch->observed(watch->arg, st, snap);
 	if (!ret)
 		ret = record_observe(out, s, st, snap);
 	if (ret)
@@ -83,6 +86,7 @@ static int run_observe(const struct scenario *s, struct backend *b,
 /*
  * The runs of a timed run (scenario_run_timed()): every process
  * statement's time in each, and whether its result was the first run's.
+ * An annotated or watched run is one untimed run: ns NULL.
  */
 struct run_times {
 	int reps, rep;
@@ -96,6 +100,8 @@ struct run_times {
 	scn_annotate_fn annotate;	/* or NULL */
 	void *annotate_arg;
 	bool hide_stats;		/* counted for annotate, not printed */
+	const struct scn_watch *watch;	/* or NULL */
+	struct snapshot watch_snap;	/* what watch->stmt_done() is given */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -159,6 +165,24 @@ static void note_sample(struct stmt_sample *sample,
 
 enum stmt_outcome { STMT_DONE, STMT_EXHAUSTED, STMT_FATAL };
 
+/* The watch's snapshot after @st, which ran with @res. */
+static int watch_stmt(const struct scenario *s, struct backend *b,
+		      const struct stmt *st, const struct stmt_result *res,
+		      struct run_times *t, FILE *err)
+{
+	int ret;
+
+	snapshot_clear(&t->watch_snap);
+	ret = b->ops->observe(b, &t->watch_snap);
+	if (!ret)
+		ret = t->watch->stmt_done(t->watch->arg, st, res,
+					  &t->watch_snap);
+	if (ret)
+		fprintf(err, "%s:%d: statement %d: snapshot after it failed:"
+			" %s\n", s->file, st->line, st->number, strerror(-ret));
+	return ret;
+}
+
 static enum stmt_outcome run_process_statement(const struct scenario *s,
 					       struct backend *b,
 					       const struct stmt *st, FILE *out,
@@ -187,13 +211,15 @@ static enum stmt_outcome run_process_statement(const struct scenario *s,
 		memset(&time, 0, sizeof(time));
 		if (t->annotate(t->annotate_arg, st, &res, &time))
 			timed = &time;
-	} else if (t) {
+	} else if (t && t->ns) {
 		timed = note_time(t, (int)(st - s->stmts), &res, &time);
 		if (t->samples && t->rep == t->reps - 1)
 			note_sample(&t->samples[st - s->stmts], &res, timed);
 	}
 	record_result(out, s, st, &res, b->want_stats && !(t && t->hide_stats),
 		      b->want_kstats, timed);
+	if (t && t->watch && watch_stmt(s, b, st, &res, t, err))
+		outcome = STMT_FATAL;
 	stmt_result_reset(&res);
 	return outcome;
 }
@@ -232,7 +258,9 @@ static void run_stmts(const struct scenario *s, struct backend *b, int from,
 			record_setting(out, st);
 			break;
 		case ST_OBSERVE:
-			*failed = run_observe(s, b, st, &snap, out, err) != 0;
+			*failed = run_observe(s, b, st, &snap,
+					      t ? t->watch : NULL, out,
+					      err) != 0;
 			break;
 		default:
 			switch (run_process_statement(s, b, st, out, err, t)) {
@@ -280,7 +308,7 @@ static int run_begin(const struct scenario *s, struct backend *b, FILE *out,
 		return SCN_RUN_FAILED;
 	}
 	record_header(out, b);
-	if (t && !t->annotate)
+	if (t && t->ns)
 		record_time_method(out, b, t->reps);
 	return SCN_RUN_OK;
 }
@@ -385,4 +413,16 @@ int scenario_run_annotated(const struct scenario *s, struct backend *b,
 	};
 
 	return run_once(s, b, out, err, check_from, &t);
+}
+
+int scenario_run_watched(const struct scenario *s, struct backend *b,
+			 FILE *out, FILE *err, int check_from,
+			 const struct scn_watch *watch)
+{
+	struct run_times t = { .reps = 1, .watch = watch };
+	int ret;
+
+	ret = run_once(s, b, out, err, check_from, &t);
+	snapshot_free(&t.watch_snap);
+	return ret;
 }

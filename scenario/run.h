@@ -109,4 +109,29 @@ int scenario_run_annotated(const struct scenario *s, struct backend *b,
 			   FILE *out, FILE *err, int check_from,
 			   bool with_stats, scn_annotate_fn annotate, void *arg);
 
+/*
+ * Someone who follows a run besides its record: the drawing of
+ * `run --svg` (scenario/svg.c).  Each hook returns 0 or -errno; an error
+ * stops the run there ("FILE:LINE: statement N: ...") and fails it.
+ */
+struct scn_watch {
+	/*
+	 * After every process statement that ran: its result, and a raw
+	 * snapshot (the backend's frame ids) taken right after it, which
+	 * the record never sees.  A snapshot costs as much as an observe.
+	 */
+	int (*stmt_done)(void *arg, const struct stmt *st,
+			 const struct stmt_result *res,
+			 const struct snapshot *raw);
+	/* At each observe: its snapshot, raw, before the record prints it. */
+	int (*observed)(void *arg, const struct stmt *st,
+			const struct snapshot *raw);
+	void *arg;
+};
+
+/* scenario_run(), with @watch told of every statement and observe. */
+int scenario_run_watched(const struct scenario *s, struct backend *b,
+			 FILE *out, FILE *err, int check_from,
+			 const struct scn_watch *watch);
+
 #endif /* SCENARIO_RUN_H */

@@ -317,6 +317,34 @@ else
 		"no MemTotal, or this machine holds the memmap of the model's 256G"
 fi
 
+case_ "run: --svg without a value" "--svg needs a value" "$TOOL" run --svg
+case_ "run: --svg not ending in .svg" "--svg: '$tmp/x.png' must end in .svg" \
+	"$TOOL" run --svg "$tmp/x.png" "$tmp/ok.scn"
+case_ "run: --svg= empty" "--svg: '' must end in .svg" \
+	"$TOOL" run --svg= "$tmp/ok.scn"
+case_ "run: --svg in a missing directory" "--svg: $tmp/missing/x.svg" \
+	"$TOOL" run --svg "$tmp/missing/x.svg" "$tmp/ok.scn"
+case_ "run: --svg a directory" "--svg: $tmp/dir.svg: not a regular file" \
+	"$TOOL" run --svg "$tmp/dir.svg" "$tmp/ok.scn"
+case_ "run: --svg with --fuzz" "--svg does not apply to --fuzz" \
+	"$TOOL" run --fuzz scenario --svg "$tmp/f.svg" "$tmp/ok.scn"
+case_ "run: --svg with --time" "--svg draws one untimed run: not with --time" \
+	"$TOOL" run --backend kernel --time --svg "$tmp/t.svg" "$tmp/bad.scn"
+if ( : >"$tmp/ro/probe" ) 2>/dev/null; then
+	rm -f "$tmp/ro/probe"
+	skip "run: --svg in a read-only directory" \
+		"this user writes a chmod-555 directory (root)"
+else
+	case_ "run: --svg in a read-only directory" "--svg: $tmp/ro/x.svg" \
+		"$TOOL" run --svg "$tmp/ro/x.svg" "$tmp/ok.scn"
+fi
+if [ -e "$tmp/x.png" ] || [ -e "$tmp/f.svg" ] || [ -e "$tmp/t.svg" ] ||
+   ls "$tmp"/missing "$tmp"/*.svg.* >/dev/null 2>&1; then
+	not_ok "run: a refused --svg leaves no file" "left: $(ls "$tmp")"
+else
+	ok "run: a refused --svg leaves no file"
+fi
+
 # ---- run: scenario files -----------------------------------------------
 
 case_ "run: missing file" "$tmp/missing.scn" "$TOOL" run "$tmp/missing.scn"

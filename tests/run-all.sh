@@ -99,6 +99,9 @@ run_test explore-smoke env BUILD="$BUILD" \
 run_test build-checks env BUILD="$BUILD" SAN="${SAN:-}" sh tests/build-checks.sh
 # Bad input to every command and flag: refused in one line, never a crash.
 run_test cli-errors env BUILD="$BUILD" sh tests/cli-errors.sh
+# run --svg: the drawing's cells against the record, pins, copies,
+# folding, escaping, bad paths; as root the kernel's drawing too.
+run_test run-svg env BUILD="$BUILD" SAN="${SAN:-}" sh tests/run-svg.sh
 # diff and the kernel backend under signals, dying processes, host
 # limits and inputs that can be read only once.
 run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh

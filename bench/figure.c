@@ -268,7 +268,8 @@ static void reps_text(const struct fig_rows *rows, const char *bench,
 		snprintf(buf, len, "median of %d-%d reps", lo, hi);
 }
 
-/* The machine of @bench's rows, @override, or a note that none is known. */
+/* The machine of @bench's rows (NULL: any row's), @override, or a note
+ * that none is known. */
 static const char *machine_of(const struct fig_rows *rows, const char *bench,
 			      const char *override)
 {
@@ -277,7 +278,8 @@ static const char *machine_of(const struct fig_rows *rows, const char *bench,
 	if (override)
 		return override;
 	for (i = 0; i < rows->nr; i++)
-		if (!strcmp(rows->row[i].bench, bench) && rows->row[i].machine)
+		if ((!bench || !strcmp(rows->row[i].bench, bench)) &&
+		    rows->row[i].machine)
 			return rows->row[i].machine;
 	return "machine not recorded in the rows";
 }
@@ -1090,8 +1092,9 @@ static void point_ns_per_pte(struct series *s, double x,
 	point_add(s, x, r->median * k, r->min * k, r->max * k);
 }
 
-static int fig_mprotect(const struct fig_rows *rows, const char *path,
-			const char *machine, FILE *log)
+/* Every arch's rows, a panel each (@arch is not used). */
+static int fig_mprotect(const struct fig_rows *rows, const char *arch,
+			const char *path, const char *machine, FILE *log)
 {
 	const char *archs[8], *folios[MAX_POINTS];
 	struct series s[8][4];
@@ -1219,8 +1222,9 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static int fig_replay(const struct fig_rows *rows, const char *path,
-		      const char *machine, FILE *log)
+/* Every trace's rows (@arch is not used: replay runs one arch). */
+static int fig_replay(const struct fig_rows *rows, const char *arch,
+		      const char *path, const char *machine, FILE *log)
 {
 	const char *traces[32], *folios[MAX_POINTS], *variants[16];
 	struct series (*s)[12];
@@ -1528,16 +1532,36 @@ static bool in_only(const char *list, const char *name)
 	return false;
 }
 
+/* A figure to draw: its name, the bench whose rows name its machine
+ * (NULL: any), the arch it draws (NULL: every one) and how. */
+struct fig_plan {
+	char name[64];
+	const char *bench, *arch;
+	int (*draw)(const struct fig_rows *rows, const char *arch,
+		    const char *path, const char *machine, FILE *log);
+};
+
+static void plan_add(struct fig_plan *plan, int *nr, const char *name,
+		     const char *bench, const char *arch,
+		     int (*draw)(const struct fig_rows *, const char *,
+				 const char *, const char *, FILE *))
+{
+	struct fig_plan *f = &plan[(*nr)++];
+
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->bench = bench;
+	f->arch = arch;
+	f->draw = draw;
+}
+
 int fig_draw_all(const struct fig_rows *rows, const char *out,
 		 const char *machine, const char *only, FILE *log)
 {
-	const char *archs[8], *names[32];
-	int (*draw[32])(const struct fig_rows *, const char *, const char *,
-			const char *, FILE *);
-	const char *arch_of[32];
-	char name_buf[32][64], path[4200];
+	static const char *const per_arch[] = { "gup", "cow" };
+	const char *archs[8], *c;
+	struct fig_plan plan[24];
+	char name[64], path[4200];
 	int nr = 0, na, a, i, j, err = 0, ret;
-	const char *m, *c;
 
 	if (system("command -v gnuplot >/dev/null 2>&1")) {
 		fprintf(stderr, "ptebatch: plot: needs gnuplot, which is not"
@@ -1548,52 +1572,32 @@ int fig_draw_all(const struct fig_rows *rows, const char *out,
 	if (!na)
 		archs[na++] = NULL;
 	/* gup and cow per arch (the first plain, the others -ARCH). */
-	for (a = 0; a < na; a++) {
-		static const char *const per_arch[] = { "gup", "cow" };
-
+	for (a = 0; a < na; a++)
 		for (i = 0; i < 2; i++) {
 			if (!find_row(rows, archs[a], per_arch[i], NULL, NULL,
 				      NULL, "model"))
 				continue;
-			if (a)
-				snprintf(name_buf[nr], sizeof(name_buf[nr]),
-					 "%s-%s", per_arch[i], archs[a]);
-			else
-				snprintf(name_buf[nr], sizeof(name_buf[nr]),
-					 "%s", per_arch[i]);
-			names[nr] = name_buf[nr];
-			arch_of[nr] = archs[a];
-			draw[nr++] = i ? fig_cow : fig_gup;
+			snprintf(name, sizeof(name), "%s%s%s", per_arch[i],
+				 a ? "-" : "", a ? archs[a] : "");
+			plan_add(plan, &nr, name, per_arch[i], archs[a],
+				 i ? fig_cow : fig_gup);
 		}
-	}
-	if (find_row(rows, NULL, "mprotect", NULL, NULL, NULL, NULL)) {
-		names[nr] = "mprotect";
-		arch_of[nr] = NULL;
-		draw[nr++] = NULL;
-	}
-	if (find_row(rows, NULL, "replay", NULL, NULL, NULL, NULL)) {
-		names[nr] = "replay";
-		arch_of[nr] = NULL;
-		draw[nr++] = NULL;
-	}
-	if (has_prediction(rows) && nr) {
-		names[nr] = "predicted";
-		arch_of[nr] = archs[0];
-		draw[nr++] = fig_predicted;
-	}
+	if (find_row(rows, NULL, "mprotect", NULL, NULL, NULL, NULL))
+		plan_add(plan, &nr, "mprotect", "mprotect", NULL, fig_mprotect);
+	if (find_row(rows, NULL, "replay", NULL, NULL, NULL, NULL))
+		plan_add(plan, &nr, "replay", "replay", NULL, fig_replay);
+	if (has_prediction(rows) && nr)
+		plan_add(plan, &nr, "predicted", NULL, archs[0],
+			 fig_predicted);
 	/* --only: the figures named, each of which must be there. */
-	for (i = 0, j = 0; i < nr; i++) {
-		if (!in_only(only, names[i]))
-			continue;
-		names[j] = names[i];
-		arch_of[j] = arch_of[i];
-		draw[j++] = draw[i];
-	}
+	for (i = 0, j = 0; i < nr; i++)
+		if (in_only(only, plan[i].name))
+			plan[j++] = plan[i];
 	for (c = only; c && *c; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL) {
 		size_t n = strcspn(c, ",");
 
-		for (i = 0; i < j && (strlen(names[i]) != n ||
-				      strncmp(names[i], c, n)); i++)
+		for (i = 0; i < j && (strlen(plan[i].name) != n ||
+				      strncmp(plan[i].name, c, n)); i++)
 			;
 		if (i == j) {
 			fprintf(stderr, "ptebatch: plot: no rows for the"
@@ -1608,18 +1612,9 @@ int fig_draw_all(const struct fig_rows *rows, const char *out,
 		return -ENODATA;
 	}
 	for (i = 0; i < nr; i++) {
-		figure_path(path, sizeof(path), out, names[i], nr > 1);
-		m = machine_of(rows, !strcmp(names[i], "predicted") ?
-			       rows->row[0].bench : names[i], machine);
-		if (!strncmp(names[i], "gup", 3) || !strncmp(names[i], "cow", 3))
-			m = machine_of(rows, !strncmp(names[i], "gup", 3) ?
-				       "gup" : "cow", machine);
-		if (!strcmp(names[i], "mprotect"))
-			ret = fig_mprotect(rows, path, m, log);
-		else if (!strcmp(names[i], "replay"))
-			ret = fig_replay(rows, path, m, log);
-		else
-			ret = draw[i](rows, arch_of[i], path, m, log);
+		figure_path(path, sizeof(path), out, plan[i].name, nr > 1);
+		ret = plan[i].draw(rows, plan[i].arch, path,
+				   machine_of(rows, plan[i].bench, machine), log);
 		/* A figure with nothing in it (a predicted figure with no
 		 * kernel rows) is left out, not an error. */
 		if (ret && ret != -ENODATA && !err)

@@ -178,8 +178,12 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 	}
 	copy = strdup(list);
 	if (json && !(out = fopen(json, "w"))) {
+		int ret = usage_error("--json: %s: %s", json, strerror(errno));
+
 		free(copy);
-		return usage_error("--json: %s: %s", json, strerror(errno));
+		if (cargv_json)
+			unlink(plot_rows);
+		return ret;
 	}
 	for (arch = strtok_r(copy, ",", &save); arch && copy;
 	     arch = strtok_r(NULL, ",", &save)) {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "scenario/record.h"
+#include "scenario/u64map.h"
 
 void record_header(FILE *out, const struct backend *b)
 {
@@ -162,70 +163,32 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 
 /* ---- canonical frames ------------------------------------------------- */
 
-/*
- * Raw frame id -> canonical number, open addressing.  A canonical number
- * is never 0, so 0 marks a free slot.
- */
-struct frame_map {
-	struct frame_slot {
-		uint64_t raw;
-		uint64_t canon;
-	} *slots;
-	unsigned long mask;
-};
-
-static unsigned long frame_hash(uint64_t raw, unsigned long mask)
-{
-	/* Fibonacci hashing: raw frames are often consecutive. */
-	return (unsigned long)((raw * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
-}
-
-static int frame_map_init(struct frame_map *map, unsigned long nr)
-{
-	unsigned long size = 16;
-
-	/* At most half full, so probes stay short. */
-	while (size < 2 * nr) {
-		if (size > SIZE_MAX / 2 / sizeof(*map->slots))
-			return -ENOMEM;
-		size *= 2;
-	}
-	map->slots = calloc(size, sizeof(*map->slots));
-	if (!map->slots)
-		return -ENOMEM;
-	map->mask = size - 1;
-	return 0;
-}
-
-/* The canonical number of @raw, giving it @next if it has none yet. */
-static uint64_t frame_map_get(struct frame_map *map, uint64_t raw,
-			      uint64_t *next)
-{
-	unsigned long i = frame_hash(raw, map->mask);
-
-	while (map->slots[i].canon && map->slots[i].raw != raw)
-		i = (i + 1) & map->mask;
-	if (!map->slots[i].canon) {
-		map->slots[i].raw = raw;
-		map->slots[i].canon = (*next)++;
-	}
-	return map->slots[i].canon;
-}
-
 int snapshot_canonicalize(struct snapshot *snap)
 {
-	struct frame_map map;
-	uint64_t next = 1;
+	struct u64map map = { 0 };
+	uint64_t next = 1, *canon;
 	unsigned long i;
 
-	if (frame_map_init(&map, snap->nr))
+	/* Sized once: no frame is added to a map that must grow. */
+	if (u64map_reserve(&map, snap->nr))
 		return -ENOMEM;
 	for (i = 0; i < snap->nr; i++) {
 		struct snap_page *pg = &snap->pages[i];
 
-		pg->frame = pg->present ? frame_map_get(&map, pg->frame, &next) : 0;
+		if (!pg->present) {
+			pg->frame = 0;
+			continue;
+		}
+		canon = u64map_at(&map, pg->frame);
+		if (!canon) {
+			u64map_free(&map);
+			return -ENOMEM;
+		}
+		if (!*canon)
+			*canon = next++;
+		pg->frame = *canon;
 	}
-	free(map.slots);
+	u64map_free(&map);
 	return 0;
 }
 

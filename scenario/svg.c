@@ -29,6 +29,7 @@
 
 #include "scenario/record.h"
 #include "scenario/svg.h"
+#include "scenario/u64map.h"
 
 #define SVG_FOLD_PAGES	64	/* rows longer than this fold their runs */
 #define SVG_WRAP_WIDTH	1400	/* cells of one line at most, px */
@@ -62,98 +63,6 @@ static const char *const palette[] = {
 	"#e5c494", "#7fc8f8", "#c39bd3", "#f4a6a6", "#9fd9b4", "#d9b26f",
 };
 #define NR_PALETTE	(sizeof(palette) / sizeof(palette[0]))
-
-/* ---- a map of 64-bit keys: raw frames, raw folio ids -------------------- */
-
-struct u64map {
-	struct u64slot {
-		uint64_t key;
-		uint64_t val;
-		bool used;
-	} *slots;
-	unsigned int bits;	/* 1 << bits slots */
-	unsigned long nr;
-};
-
-static unsigned long u64map_hash(uint64_t key, unsigned int bits)
-{
-	/* The high bits of a multiple mix every bit of nearby frames. */
-	return (unsigned long)((key * 0xff51afd7ed558ccdULL) >> (64 - bits));
-}
-
-static struct u64slot *u64map_probe(struct u64slot *slots, unsigned int bits,
-				    uint64_t key)
-{
-	unsigned long mask = (1UL << bits) - 1, i = u64map_hash(key, bits);
-
-	while (slots[i].used && slots[i].key != key)
-		i = (i + 1) & mask;
-	return &slots[i];
-}
-
-static int u64map_grow(struct u64map *m)
-{
-	unsigned int bits = m->bits ? m->bits + 1 : 10;
-	struct u64slot *slots;
-	unsigned long i;
-
-	if (bits > 40)
-		return -ENOMEM;
-	slots = calloc(1UL << bits, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; m->slots && i < (1UL << m->bits); i++)
-		if (m->slots[i].used)
-			*u64map_probe(slots, bits, m->slots[i].key) =
-				m->slots[i];
-	free(m->slots);
-	m->slots = slots;
-	m->bits = bits;
-	return 0;
-}
-
-/* The value of @key, 0 when it has none. */
-static uint64_t u64map_get(const struct u64map *m, uint64_t key)
-{
-	const struct u64slot *slot;
-
-	if (!m->slots)
-		return 0;
-	slot = u64map_probe(m->slots, m->bits, key);
-	return slot->used ? slot->val : 0;
-}
-
-/* Where @key's value is, made 0 if it had none; NULL: out of memory. */
-static uint64_t *u64map_at(struct u64map *m, uint64_t key)
-{
-	struct u64slot *slot;
-
-	/* At most half full, so probes stay short. */
-	if (2 * (m->nr + 1) > (m->slots ? 1UL << m->bits : 0) &&
-	    u64map_grow(m))
-		return NULL;
-	slot = u64map_probe(m->slots, m->bits, key);
-	if (!slot->used) {
-		slot->used = true;
-		slot->key = key;
-		slot->val = 0;
-		m->nr++;
-	}
-	return &slot->val;
-}
-
-static void u64map_clear(struct u64map *m)
-{
-	if (m->slots)
-		memset(m->slots, 0, (1UL << m->bits) * sizeof(*m->slots));
-	m->nr = 0;
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->slots);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- the state a run leaves ------------------------------------------- */
 

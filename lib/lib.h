@@ -1,0 +1,10 @@
+/*
+ * lib/ - what every layer above mm/ shares for the files it is handed:
+ * output files written without destroying what was there (outfile.c),
+ * input files read with a stated bound (readfile.c).  Nothing here knows
+ * a scenario, a backend or a command.
+ */
+#ifndef PTEBATCH_LIB_H
+#define PTEBATCH_LIB_H
+
+#endif

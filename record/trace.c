@@ -23,6 +23,7 @@
 #include <tracefs.h>
 
 #include "backend/thp_sysfs.h"
+#include "lib/outfile.h"
 #include "record/trace.h"
 
 #define TRACEFS_PATH "/sys/kernel/tracing"
@@ -116,10 +117,12 @@ static void on_stop_signal(int sig)
 /*
  * A fault in the recorder itself: the instance goes (rmdir is
  * async-signal-safe and the kernel disables its events), the THP
- * settings come back, and the signal does what it would have done.
+ * settings come back, the output files' temporaries go (lib/outfile.h),
+ * and the signal does what it would have done.
  */
 static void on_fatal_signal(int sig)
 {
+	outfile_remove_temporaries();
 	if (child_pgid > 0)
 		kill(-child_pgid, SIGKILL);
 	if (instance_dir[0])

@@ -1467,12 +1467,7 @@ fail:
 	return NULL;
 }
 
-/*
- * The largest scenario file: room for a few million generated statements
- * (one like "P0 write A 4K 4K" is 17 bytes), and a bound on reading
- * /dev/zero or a pipe that never ends.
- */
-#define SCN_MAX_FILE_BYTES (64UL << 20)
+/* The largest scenario file: SCN_MAX_FILE_BYTES (scenario/readfile.h). */
 
 /* Read all of @f into a malloc'd buffer of *@lenp bytes. */
 static char *read_all(FILE *f, const char *path, size_t *lenp, FILE *err)

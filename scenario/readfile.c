@@ -2,8 +2,10 @@
  * readfile.c - undo gzip on a scenario file's bytes, so that a recorded
  * trace (examples/traces/, often large and very repetitive) can be kept
  * compressed and still be given to `ptebatch run`, `diff` and `bench
- * replay` as it is.  Recognised by its magic, never by its name.
+ * replay` as it is.  Recognised by its magic, never by its name.  And
+ * the other way, for `record -o FILE.scn.gz`.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,7 @@ char *scenario_gunzip(const char *path, char *buf, size_t *lenp, FILE *err)
 		return NULL;
 	}
 	zs.next_in = (unsigned char *)buf;
-	zs.avail_in = (uInt)*lenp;	/* read_all() keeps it under 64M */
+	zs.avail_in = (uInt)*lenp;	/* read_all() keeps it to SCN_MAX_FILE_BYTES */
 	out = malloc(cap);
 	if (!out)
 		goto nomem;
@@ -105,4 +107,38 @@ fail:
 	free(out);
 	free(buf);
 	return NULL;
+}
+
+int scenario_gzip(FILE *out, const char *text, size_t len)
+{
+	unsigned char buf[65536];
+	z_stream zs;
+	int ret, flush;
+
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 16: a gzip header and trailer, as gzip(1) writes them. */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (unsigned char *)text;
+	do {
+		/* uInt is 32 bits: a long text goes in by pieces. */
+		if (!zs.avail_in && len) {
+			zs.avail_in = len > (1U << 30) ? (1U << 30) : (uInt)len;
+			len -= zs.avail_in;
+		}
+		flush = len ? Z_NO_FLUSH : Z_FINISH;
+		zs.next_out = buf;
+		zs.avail_out = sizeof(buf);
+		ret = deflate(&zs, flush);
+		if (ret == Z_STREAM_ERROR)
+			break;
+		if (fwrite(buf, 1, sizeof(buf) - zs.avail_out, out) !=
+		    sizeof(buf) - zs.avail_out) {
+			deflateEnd(&zs);
+			return -EIO;
+		}
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&zs);
+	return ret == Z_STREAM_END ? 0 : -ENOMEM;
 }

@@ -66,11 +66,12 @@ unsigned long bench_host_memory(void);
  */
 int bench_check_size(unsigned long size, char *why, size_t whylen);
 /*
- * --plot, before anything runs: gnuplot is installed and @path can be
- * written (a file that did not exist is made and removed again).  0, or
- * -errno with the reason in @why.
+ * --plot (or plot's --out: @flag), before anything runs: gnuplot is
+ * installed and @path is an output lib/outfile.h takes (outfile_check():
+ * nothing is written there).  0, or -errno with "FLAG: ..." in @why.
  */
-int bench_plot_check(const char *path, char *why, size_t whylen);
+int bench_plot_check(const char *flag, const char *path, char *why,
+		     size_t whylen);
 
 /*
  * Where the kernel columns can run: asked for, root, and a model of this
@@ -179,12 +180,17 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
 int bench_plot(const struct bench_opts *o);
 
 /*
- * The gnuplot script of a --plot: opened in /tmp (its path into @script,
- * BENCH_PLOT_SCRIPT_LEN bytes), then closed, run and removed; both say on
- * stderr what failed.  Open returns NULL on failure, run 0 or -errno.
+ * The gnuplot script of the figure @path, one figure at a time: opened
+ * as a temporary file of this run in $TMPDIR (its path into @script,
+ * BENCH_PLOT_SCRIPT_LEN bytes), run and removed; gnuplot's `set output`
+ * is bench_plot_output(), a temporary file that becomes @path when
+ * gnuplot succeeds (lib/outfile.h: a device or a FIFO gets the bytes in
+ * place), and is removed when it fails.  Both say on stderr what failed.
+ * Open returns NULL on failure, run 0 or -errno.
  */
-#define BENCH_PLOT_SCRIPT_LEN 32
-FILE *bench_plot_script_open(char *script);
+#define BENCH_PLOT_SCRIPT_LEN 4200
+FILE *bench_plot_script_open(char *script, const char *path);
+const char *bench_plot_output(void);
 int bench_plot_script_run(FILE *f, const char *script, const char *plot);
 
 /* Progress on stderr when it is a terminal. */

@@ -9,12 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
 #include "bench/figure.h"
 #include "calibrate/calib.h"
+#include "lib/outfile.h"
 
 static const char *const mode_names[NR_FOLIO_MODES] = {
 	"4K", "64K", "1M", "2M-PTE", "2M-PMD",
@@ -254,37 +256,22 @@ int bench_check_size(unsigned long size, char *why, size_t whylen)
 	return -EINVAL;
 }
 
-int bench_plot_check(const char *path, char *why, size_t whylen)
-{
-	struct stat sb;
-	int fd, err;
+/* The flag whose figures are drawn, for messages: --plot, or plot's --out. */
+static const char *plot_flag = "--plot";
 
+int bench_plot_check(const char *flag, const char *path, char *why,
+		     size_t whylen)
+{
+	plot_flag = flag;
 	if (system("command -v gnuplot >/dev/null 2>&1")) {
-		snprintf(why, whylen, "needs gnuplot, which is not installed"
-			 " (Debian: apt-get install gnuplot-nox)");
+		snprintf(why, whylen, "%s: needs gnuplot, which is not"
+			 " installed (Debian: apt-get install gnuplot-nox)",
+			 flag);
 		return -ENOENT;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	/* It exists: it must be a file we may write (no FIFO to block on). */
-	if (errno == EEXIST)
-		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = errno;
-		snprintf(why, whylen, "%s: %s", path, strerror(err));
-		return -err;
-	}
-	err = fstat(fd, &sb) ? errno : S_ISREG(sb.st_mode) ? 0 : EINVAL;
-	close(fd);
-	if (err == EINVAL)
-		snprintf(why, whylen, "%s: not a regular file", path);
-	else if (err)
-		snprintf(why, whylen, "%s: %s", path, strerror(err));
-	return -err;
+	/* The figures' own names are made from it when they are drawn:
+	 * each of them is opened then, by the same rule. */
+	return outfile_check(flag, path, why, whylen);
 }
 
 const char *bench_kernel_unavailable(const struct bench_opts *o)
@@ -363,44 +350,83 @@ void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 
 /* ---- --plot ---------------------------------------------------------- */
 
-FILE *bench_plot_script_open(char *script)
-{
-	int fd;
-	FILE *f;
+/*
+ * The figure being drawn, one at a time (bench/figure.c draws them in
+ * turn): its script, a temporary file of this run, and its SVG, which
+ * gnuplot writes to a temporary file renamed over the figure's name once
+ * gnuplot has succeeded (lib/outfile.h).
+ */
+static struct outfile plot_script, plot_out;
 
-	strcpy(script, "/tmp/ptebatch-plot-XXXXXX");
-	fd = mkstemp(script);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		fprintf(stderr, "ptebatch: --plot: %s\n", strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(script);
-		}
+FILE *bench_plot_script_open(char *script, const char *path)
+{
+	char why[1200];
+
+	/* A figure left open by a path that never ran it: gone now. */
+	outfile_discard(&plot_out);
+	outfile_discard(&plot_script);
+	if (outfile_open(&plot_out, plot_flag, path, OUTFILE_BY_PATH, why,
+			 sizeof(why))) {
+		fprintf(stderr, "ptebatch: %s\n", why);
+		return NULL;
 	}
-	return f;
+	if (outfile_scratch(&plot_script, "ptebatch-plot", why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: %s: %s\n", plot_flag, why);
+		outfile_discard(&plot_out);
+		return NULL;
+	}
+	snprintf(script, BENCH_PLOT_SCRIPT_LEN, "%s",
+		 outfile_write_path(&plot_script));
+	return plot_script.f;
+}
+
+const char *bench_plot_output(void)
+{
+	return outfile_write_path(&plot_out);
+}
+
+/* gnuplot SCRIPT, not through a shell: its exit status, or -1. */
+static int run_gnuplot(const char *script)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return status;
 }
 
 int bench_plot_script_run(FILE *f, const char *script, const char *plot)
 {
-	char cmd[4200];
+	char why[1200];
 	int status, err = 0;
 
-	if (fclose(f)) {
-		err = -errno;
-		fprintf(stderr, "ptebatch: --plot: %s: %s\n", script,
-			strerror(errno));
-		unlink(script);
-		return err;
-	}
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", script);
-	status = system(cmd);
-	if (status) {
-		fprintf(stderr, "ptebatch: --plot: gnuplot failed (status %d)"
-			" on %s\n", status, plot);
+	if (fflush(f) || ferror(f)) {
 		err = -EIO;
+		fprintf(stderr, "ptebatch: %s: %s: write error\n", plot_flag,
+			script);
+		goto out;
 	}
-	unlink(script);
+	status = run_gnuplot(script);
+	if (status) {
+		fprintf(stderr, "ptebatch: %s: gnuplot failed (status %d)"
+			" on %s: nothing written\n", plot_flag, status, plot);
+		err = -EIO;
+		goto out;
+	}
+	err = outfile_commit(&plot_out, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "ptebatch: %s\n", why);
+out:
+	outfile_discard(&plot_out);
+	outfile_discard(&plot_script);
 	return err;
 }
 

@@ -634,7 +634,7 @@ static int figure_open(struct figure *fig, const char *path, int width,
 {
 	memset(fig, 0, sizeof(*fig));
 	snprintf(fig->path, sizeof(fig->path), "%s", path);
-	fig->f = bench_plot_script_open(fig->script);
+	fig->f = bench_plot_script_open(fig->script, path);
 	if (!fig->f)
 		return -EIO;
 	fprintf(fig->f, "set terminal svg size %d,%d font 'Sans,11'"
@@ -642,7 +642,7 @@ static int figure_open(struct figure *fig, const char *path, int width,
 		"set termoption noenhanced\n"
 		"set encoding utf8\n"
 		"set output ", width, height);
-	gq(fig->f, path);
+	gq(fig->f, bench_plot_output());
 	fputs("\nset datafile missing 'NaN'\n"
 	      "set border 3 lc rgb '#444444'\n"
 	      "set tics textcolor rgb '#222222'\n"

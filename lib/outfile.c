@@ -889,3 +889,17 @@ int outfile_scratch(struct outfile *of, const char *name, char *why,
 	}
 	return 0;
 }
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t len)
+{
+	(void)cookie;
+	(void)buf;
+	return (ssize_t)len;
+}
+
+FILE *outfile_sink(void)
+{
+	cookie_io_functions_t io = { .write = sink_write };
+
+	return fopencookie(NULL, "w", io);
+}

@@ -125,6 +125,14 @@ int outfile_scratch(struct outfile *of, const char *name, char *why,
 		    size_t whylen);
 
 /*
+ * A stream that takes every write and keeps nothing, for a record that
+ * is thrown away: not fopen("/dev/null", "w"), which creates a regular
+ * file of that name where the device node is missing (and truncates
+ * whatever is there).  NULL when out of memory; fclose() it.
+ */
+FILE *outfile_sink(void);
+
+/*
  * Remove every temporary file of this process now: async-signal-safe,
  * for a signal handler that ends the process without returning to the
  * previous action.

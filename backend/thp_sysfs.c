@@ -290,10 +290,13 @@ int thp_lock_take(char *why, size_t whylen)
 
 	if (lock_fd >= 0)
 		return 0;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* Never through a link: /run/lock and /tmp are everyone's, and
+	 * root's O_CREAT would make the file a planted link names. */
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		path = THP_LOCK_FALLBACK;
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
 	}
 	if (fd < 0)
 		return fail(-errno, why, whylen, "cannot open %s: %s",

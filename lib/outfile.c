@@ -786,6 +786,7 @@ static int copy_in(struct outfile *of)
 
 int outfile_commit(struct outfile *of, char *why, size_t whylen)
 {
+	bool stream_error = false;
 	sigset_t old;
 	int err = 0, fd;
 
@@ -797,7 +798,8 @@ int outfile_commit(struct outfile *of, char *why, size_t whylen)
 			    " target to commit to");
 	}
 	if (of->f) {
-		if (ferror(of->f))
+		stream_error = ferror(of->f);
+		if (stream_error)
 			err = -EIO;
 		if (fflush(of->f) && !err)
 			err = errno ? -errno : -EIO;
@@ -833,7 +835,12 @@ int outfile_commit(struct outfile *of, char *why, size_t whylen)
 			of->tmp = NULL;
 		}
 	}
-	if (err)
+	/* A write that failed earlier left only the stream's error flag,
+	 * not its errno: said as a write error alone. */
+	if (err == -EIO && stream_error)
+		fail(why, whylen, err, "%s: %s: write error%s", of->flag,
+		     of->path, of->in_place ? "" : ": not written");
+	else if (err)
 		fail(why, whylen, err, "%s: %s: %s%s", of->flag, of->path,
 		     of->in_place ? "write error: " : "not written: ",
 		     strerror(-err));

@@ -275,12 +275,8 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 		free(cargv);
 	}
 	free(copy);
-	if (json && worst) {
-		outfile_discard(&json_out);
-	} else if (json && outfile_commit(&json_out, why, sizeof(why))) {
-		fprintf(stderr, "ptebatch: %s\n", why);
-		worst = 1;
-	}
+	/* The figures, then the rows: --json is replaced only when every
+	 * arch ran and every figure was drawn. */
 	if (plot && !worst && fflush(rows.f)) {
 		fprintf(stderr, "ptebatch: --plot: the rows: %s\n",
 			strerror(errno));
@@ -289,5 +285,11 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 	if (plot && !worst)
 		worst = bench_each_arch_plot(outfile_write_path(&rows), plot);
 	outfile_discard(&rows);
+	if (json && worst) {
+		outfile_discard(&json_out);
+	} else if (json && outfile_commit(&json_out, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: %s\n", why);
+		worst = 1;
+	}
 	return worst;
 }

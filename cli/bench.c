@@ -327,8 +327,11 @@ static int bench_main(int argc, char **argv)
 			fprintf(stderr, "ptebatch: bench %s: %s\n",
 				bench_names[i], strerror(-err));
 	}
-	/* The rows replace the file only if every benchmark ran; a row
-	 * that could not be written fails the commit. */
+	/* The figures (drawn from the rows kept in memory), then the rows:
+	 * they replace --json only if every benchmark ran and every figure
+	 * was drawn; a row that could not be written fails the commit. */
+	if (!err && o->plot)
+		err = bench_plot(o);
 	if (o->json && err) {
 		outfile_discard(&json_out);
 	} else if (o->json) {
@@ -340,8 +343,6 @@ static int bench_main(int argc, char **argv)
 		}
 	}
 	o->json = NULL;
-	if (!err && o->plot)
-		err = bench_plot(o);
 	ret = err ? SCN_RUN_FAILED : 0;
 out:
 	outfile_discard(&json_out);

@@ -206,18 +206,18 @@ struct record_outputs {
 	struct outfile events;		/* --events */
 };
 
-/* -o and --events: 0, or a usage error naming the flag and the path. */
+/* --events and -o: 0, or a usage error naming the flag and the path. */
 static int open_outputs(const struct record_flags *rf,
 			struct record_outputs *out)
 {
 	char why[1024];
 
-	if (rf->out && outfile_open(&out->scn, "-o", rf->out, 0, why,
-				    sizeof(why)))
-		return usage_error("%s", why);
 	if (rf->events && outfile_open(&out->events, "--events", rf->events,
-				       0, why, sizeof(why))) {
-		outfile_discard(&out->scn);
+				       0, why, sizeof(why)))
+		return usage_error("%s", why);
+	if (rf->out && outfile_open(&out->scn, "-o", rf->out, 0, why,
+				    sizeof(why))) {
+		outfile_discard(&out->events);
 		return usage_error("%s", why);
 	}
 	return 0;
@@ -341,16 +341,28 @@ static int write_scenario(const struct record_flags *rf,
 	return ret;
 }
 
+/*
+ * The stream into --events' temporary file; it replaces the file only
+ * with the scenario (commit_events()), so a recording that fails leaves
+ * both as they were.
+ */
 static int write_events(struct outfile *of, const struct rec_stream *s)
+{
+	if (rec_write_events(of->f, s)) {
+		fprintf(stderr, "ptebatch: record: --events: %s: write"
+			" error\n", of->path ? of->path : "");
+		outfile_discard(of);
+		return 1;
+	}
+	return 0;
+}
+
+static int commit_events(struct outfile *of)
 {
 	char why[1024];
 
-	if (rec_write_events(of->f, s)) {
-		outfile_discard(of);
-		fprintf(stderr, "ptebatch: record: --events: %s: write"
-			" error\n", of->path ? of->path : "");
-		return 1;
-	}
+	if (!of->path)
+		return 0;
 	if (outfile_commit(of, why, sizeof(why))) {
 		fprintf(stderr, "ptebatch: record: %s\n", why);
 		return 1;
@@ -464,6 +476,9 @@ static int record_main(int argc, char **argv)
 	ret = write_scenario(&rf, &out, &s, cmdline, machine);
 	free(cmdline);
 	rec_stream_free(&s);
+	if (!ret)
+		ret = commit_events(&out.events);
+	discard_outputs(&out);
 	if (ret)
 		return 1;
 	if (res.interrupted) {

@@ -264,13 +264,16 @@ static int convert(const struct record_flags *rf, const struct rec_stream *s,
 		free(text);
 		return ret;
 	}
-	if (len > SCN_MAX_FILE_BYTES) {
-		fprintf(stderr, "ptebatch: record: the scenario is %.1fM (%lu"
-			" faults), more than the %luM of scenario text that"
+	if (len > scenario_max_bytes()) {
+		char words[32];
+
+		fprintf(stderr, "ptebatch: record: the scenario is %zu bytes"
+			" (%lu faults), more than the %s of scenario text that"
 			" run, diff and bench replay read: nothing written;"
 			" record a shorter run of the command, or under --mthp"
 			" SIZE=always (fewer faults, each on a larger folio)\n",
-			len / 1048576.0, sum->faults, SCN_MAX_FILE_BYTES >> 20);
+			len, sum->faults, scenario_max_words(words,
+							     sizeof(words)));
 		free(text);
 		return -EFBIG;
 	}

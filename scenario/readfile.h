@@ -20,7 +20,15 @@
  * an item); 64M takes 3.6 s and 260M.
  */
 #define SCN_MAX_FILE_BYTES (256UL << 20)
-#define SCN_MAX_GUNZIP_BYTES SCN_MAX_FILE_BYTES
+
+/*
+ * The bound in force: SCN_MAX_FILE_BYTES, or less for a test
+ * (PTEBATCH_SCENARIO_MAX_BYTES=N in the environment, N bytes, taken only
+ * below the bound), the same for every reader and for `record`.  @words
+ * gets it as text ("256M", "1000 bytes").
+ */
+size_t scenario_max_bytes(void);
+const char *scenario_max_words(char *words, size_t len);
 
 /*
  * @buf holds the *@lenp bytes read from @path.  If they start with the

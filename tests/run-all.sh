@@ -124,6 +124,10 @@ run_test fuzz-repro env BUILD="$BUILD" sh tests/fuzz-repro.sh
 run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
 # The recorder: converter on stored streams; as root, real recordings.
 run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
+# Output files: every output flag of every command given a device, a
+# FIFO, a link, a missing directory, a failing and a stopped run
+# (lib/outfile.h's rule); record's bound; make bench leaves docs/ alone.
+run_test hostile-files env BUILD="$BUILD" sh tests/hostile-files.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

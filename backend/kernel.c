@@ -1183,7 +1183,8 @@ static unsigned long read_ulong_file(const char *path, unsigned long dflt)
 }
 
 /*
- * An unlinked scratch file that takes O_DIRECT I/O: in build/ under the
+ * An unlinked scratch file that takes O_DIRECT I/O (O_TMPFILE where the
+ * file system has it, else made and unlinked at once): in build/ under the
  * current directory, /var/tmp or /tmp, whichever first takes an aligned
  * write of the largest I/O a statement does (SCN_DIO_CHUNK).  Returns
  * the fd or -errno.
@@ -1210,14 +1211,20 @@ static int open_scratch(struct kernel *k)
 		return -ENOMEM;
 	memset(buf, 0, len);
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/ptebatch-dio-%d", dirs[i],
-			 (int)getpid());
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT, 0600);
+		/* A file with no name at all, where the file system has
+		 * them: nothing is left behind even by SIGKILL. */
+		fd = open(dirs[i], O_RDWR | O_TMPFILE | O_DIRECT, 0600);
 		if (fd < 0) {
-			ret = -errno;
-			continue;
+			snprintf(path, sizeof(path), "%s/ptebatch-dio-%d",
+				 dirs[i], (int)getpid());
+			fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT,
+				  0600);
+			if (fd < 0) {
+				ret = -errno;
+				continue;
+			}
+			unlink(path);
 		}
-		unlink(path);
 		if (pwrite(fd, buf, len, 0) == (ssize_t)len && !fdatasync(fd)) {
 			verbose(k, "O_DIRECT scratch file in %s", dirs[i]);
 			free(buf);

@@ -69,12 +69,12 @@ DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev zlib.h:zlib1g-dev \
 	gsl/gsl_multifit.h:libgsl-dev jansson.h:libjansson-dev
 ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
-$(error the compiler '$(CC)' is not installed: run 'sudo scripts/install-deps' (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
+$(error the compiler '$(CC)' is not installed: run 'scripts/install-deps' as root (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
 endif
 MISSING_DEPS := $(strip $(foreach d,$(DEP_HEADERS),$(if $(shell printf '\043include <%s>\n' \
 	$(word 1,$(subst :, ,$d)) | $(CC) $(TRACE_CFLAGS) -E -x c - >/dev/null 2>&1 && echo y),,$(word 2,$(subst :, ,$d)))))
 ifneq ($(MISSING_DEPS),)
-$(error missing Debian package(s): $(MISSING_DEPS): run 'sudo scripts/install-deps')
+$(error missing Debian package(s): $(MISSING_DEPS): run 'scripts/install-deps' as root)
 endif
 endif
 

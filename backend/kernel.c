@@ -109,6 +109,10 @@ struct kernel {
 	char fatal[160];
 	/* The statement's time so far: its commands' replies, added up. */
 	uint64_t stmt_ns;
+	/* Its faults on the processes' own pages (kreply), left out. */
+	unsigned long stmt_strays, stray_addr;
+	int stray_proc;
+	bool stmt_unattributed;
 	/*
 	 * The first statement that failed on a limit of this machine rather
 	 * than by the kernel's rules: the run is then SKIP, with this.
@@ -320,8 +324,15 @@ static int call(struct kernel *k, int proc, const struct kcmd *c,
 	if (!ret)
 		ret = read_reply(k, proc, r, data, data_len, k->peek_byte,
 				 sizeof(k->peek_byte));
-	if (!ret)
+	if (!ret) {
 		k->stmt_ns += r->ns;
+		if (r->stray_faults && !k->stmt_strays) {
+			k->stray_addr = r->stray_addr;
+			k->stray_proc = proc;
+		}
+		k->stmt_strays += r->stray_faults;
+		k->stmt_unattributed |= r->unattributed != 0;
+	}
 	if (ret == -EPIPE) {
 		process_died(k, proc);
 		return -EIO;
@@ -923,6 +934,48 @@ static int kernel_settle(struct kernel *k, const struct stmt *st)
 	return ret;
 }
 
+/*
+ * The mapping of /proc/PID/maps that holds @addr, into @buf ("" if none):
+ * where a process's own fault was.
+ */
+static void describe_addr(pid_t pid, unsigned long addr, char *buf,
+			  size_t size)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo &&
+		    addr < hi) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, size, "%.*s", (int)size - 1, line);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* The statement's faults on the processes' own pages, said in its note. */
+static void note_strays(struct kernel *k, struct stmt_result *res)
+{
+	const struct kernel_proc *p = &k->procs[k->stray_proc];
+	char where[300];
+
+	describe_addr(p->pid, k->stray_addr, where, sizeof(where));
+	snprintf(res->note, sizeof(res->note), "%lu fault%s of %s's own,"
+		 " outside the scenario's regions, not counted: the first at"
+		 " 0x%lx (%s)", k->stmt_strays, k->stmt_strays == 1 ? "" : "s",
+		 k->s->proc_names[k->stray_proc], k->stray_addr,
+		 where[0] ? where : "no mapping now");
+}
+
 static void kernel_exec(struct backend *b, const struct stmt *st,
 			struct stmt_result *res)
 {
@@ -947,7 +1000,15 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 	    (kernel_settle(k, st) || kstats_read(k->kst, &before)))
 		k->kst_failed = true;
 	k->stmt_ns = 0;
+	k->stmt_strays = 0;
+	k->stmt_unattributed = false;
 	ret = kernel_do(k, st->proc, st, res);
+	if (k->stmt_strays)
+		note_strays(k, res);
+	else if (k->stmt_unattributed)
+		snprintf(res->note, sizeof(res->note), "more faults than the"
+			 " fault sampler holds: the count is ru_minflt's,"
+			 " the process's own pages included if it took any");
 	k->dio_filled = false;
 	if (k->kst && !k->kst_failed && !kstats_read(k->kst, &after)) {
 		kstats_sub(&res->kstats, &after, &before);

@@ -86,8 +86,17 @@ enum { KREPLY_DONE, KREPLY_DATA };
 struct kreply {
 	int kind;		/* KREPLY_DONE or KREPLY_DATA */
 	int err;		/* positive errno */
-	unsigned long faults;	/* ru_minflt delta of the command */
+	/*
+	 * ru_minflt delta of the command, less the faults the fault sampler
+	 * saw outside [span_lo, span_hi): the process's own pages
+	 * (kernel_proc.c, "Where a fault was").
+	 */
+	unsigned long faults;
 	unsigned long child_faults;
+	unsigned long stray_faults;	/* left out of @faults */
+	unsigned long stray_addr;	/* the first of them */
+	/* The sampler lost samples: @faults is ru_minflt's whole delta. */
+	int unattributed;
 	/*
 	 * CLOCK_MONOTONIC nanoseconds of the operation itself, read in this
 	 * process right around it (kernel_proc.c: measure_begin/_end).

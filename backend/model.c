@@ -774,6 +774,7 @@ static int shared_machine_boot(struct model *m)
 {
 	struct pb_config cfg = {
 		.memory_bytes = m->opt.memory_bytes, .checkpoints = true,
+		.read_faults_allocate = m->opt.read_faults_allocate,
 	};
 	int ret;
 
@@ -809,7 +810,10 @@ static void model_fini(struct model *m)
 static int model_start(struct backend *b, const struct scenario *s)
 {
 	struct model *m = to_model(b);
-	struct pb_config cfg = { .memory_bytes = m->opt.memory_bytes };
+	struct pb_config cfg = {
+		.memory_bytes = m->opt.memory_bytes,
+		.read_faults_allocate = m->opt.read_faults_allocate,
+	};
 	int ret;
 
 	if (m->running && !m->opt.checkpoints)
@@ -1071,5 +1075,6 @@ struct backend *model_backend_create(const struct model_options *opt)
 	m->base.ops = &model_ops;
 	m->base.variant = m->opt.variant_name;
 	m->base.arch = "-";
+	m->base.no_zero_page = m->opt.read_faults_allocate;
 	return &m->base;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/host.h"
 #include "calibrate/measure.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
@@ -156,7 +157,9 @@ int calib_measure(const char *path, int reps, struct calib_samples *ss,
 	kern = calloc((size_t)s->nr_stmts + 1, sizeof(*kern));
 	model = calloc((size_t)s->nr_stmts + 1, sizeof(*model));
 	kb = kernel_backend_create(&kopt);
-	mb = model_backend_create(&mopt);	/* upstream: this kernel's rules */
+	/* Upstream: this kernel's rules, and its zero page's (host.h). */
+	mopt.read_faults_allocate = host_read_faults_allocate();
+	mb = model_backend_create(&mopt);
 	if (!kern || !model || !kb || !mb)
 		goto out;
 	ret = run_into(s, kb, reps, kern, err);

@@ -29,6 +29,17 @@ struct pb_config {
 	 * from one arena (mm/checkpoint.c) instead of the C heap.
 	 */
 	bool checkpoints;
+	/*
+	 * A read fault on private anonymous memory never maps the shared
+	 * zero page nor the huge zero folio: it allocates as a write fault
+	 * does, and maps the folio writable and dirty.  Mainline does so
+	 * where mm_forbids_zeropage() (s390 guests), which also keeps a
+	 * split from remapping zero-filled pages to the zero page; a PVM
+	 * guest kernel booted with pvm_no_zero_page=1 does only the fault
+	 * half (seen: its split still remaps).  `ptebatch diff` sets it
+	 * when this machine's kernel behaves so (backend/host.c).
+	 */
+	bool read_faults_allocate;
 };
 
 #define PB_DEFAULT_MEMORY (4UL << 30)

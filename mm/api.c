@@ -53,6 +53,7 @@ int pb_init(const struct pb_config *cfg)
 	machine.thp_policy[HPAGE_PMD_ORDER] = PB_THP_MADVISE;
 	memset(cpu_tlbs, 0, sizeof(cpu_tlbs));
 	pb_variant_preset(PB_DEFAULT_VARIANT, &machine.variant);
+	machine.read_faults_allocate = cfg && cfg->read_faults_allocate;
 	node_stat_reset();
 	if (cfg && cfg->checkpoints)
 		arena_enable();

@@ -70,6 +70,7 @@ struct machine {
 	enum pb_thp_policy thp_policy[HPAGE_PMD_ORDER + 1];
 	atomic_uint next_mm_id;
 	struct pb_variant variant;	/* which paths run batched */
+	bool read_faults_allocate;	/* pb_config.read_faults_allocate */
 };
 extern struct machine machine;
 
@@ -381,6 +382,15 @@ static inline void folio_mark_lazyfree(struct folio *folio)
 }
 /* 64-bit: every large folio has _pincount. */
 #define folio_has_pincount(f)	folio_test_large(f)
+
+/*
+ * May a read fault map the (huge) zero page?  Mainline: unless
+ * mm_forbids_zeropage(mm); here one setting for the whole machine.
+ */
+static inline bool read_fault_maps_zeropage(const struct mm_struct *mm)
+{
+	return !machine.read_faults_allocate;
+}
 
 static inline bool is_zero_pfn(unsigned long pfn)
 {

@@ -133,6 +133,14 @@ enum cmp_rules {
  */
 int compare_records(const struct record *base, const struct record *other,
 		    unsigned int rules, FILE *explain);
+/*
+ * The same, and where: *@where is the index in stmts[] of the first
+ * statement that differs (nr_stmts of the shorter record if one only has
+ * more; -1 if the headers differ).  Meaningful only when it returns 1.
+ */
+int compare_records_where(const struct record *base,
+			  const struct record *other, unsigned int rules,
+			  FILE *explain, int *where);
 
 /*
  * The kernel accounting counters ("kstat" lines, scenario/backend.h) of

@@ -108,6 +108,9 @@ run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh
 # diff --random: the generator, the shrinker on a planted difference and
 # the flags with a stand-in kernel side; as root, random scenarios here.
 run_test random-diff env BUILD="$BUILD" SAN="${SAN:-}" sh tests/random-diff.sh
+# A kernel that varies, or is configured otherwise, is no model bug:
+# VARIES against MISMATCH, the host line, the zero page, own faults.
+run_test host-varies env BUILD="$BUILD" SAN="${SAN:-}" sh tests/host-varies.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh

@@ -8,6 +8,7 @@
  * area, and the canvas is sized for what it holds.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <spawn.h>
@@ -913,6 +914,22 @@ static void gnuplot_message(const char *err, char *buf, size_t len, int *line)
 }
 
 /*
+ * A memfd (close-on-exec) numbered 3 or above: were it 0, 1 or 2 (this
+ * process started with one closed), the dup2() onto gnuplot's own 0, 1
+ * or 2 would be no dup at all and leave it to close at exec.
+ */
+static int memfd_high(const char *name)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC), high;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return high;
+}
+
+/*
  * Run gnuplot on @script, its SVG (stdout) into @svg; 0, or -ENOENT (no
  * gnuplot) or -EIO with what happened in one line in @why.  The script
  * goes in a memfd, read by its /proc name (gnuplot stops at a script
@@ -930,9 +947,9 @@ static int gnuplot_run(const char *script, size_t len, char **svg,
 	pid_t pid;
 
 	*svg = *errtext = NULL;
-	sfd = memfd_create("ptebatch-plot-script", MFD_CLOEXEC);
-	ofd = memfd_create("ptebatch-plot-svg", MFD_CLOEXEC);
-	efd = memfd_create("ptebatch-plot-stderr", MFD_CLOEXEC);
+	sfd = memfd_high("ptebatch-plot-script");
+	ofd = memfd_high("ptebatch-plot-svg");
+	efd = memfd_high("ptebatch-plot-stderr");
 	err = sfd < 0 || ofd < 0 || efd < 0 ? -errno : 0;
 	if (!err)
 		err = write_all(sfd, script, len);

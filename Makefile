@@ -116,9 +116,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# A text as one shell word whatever it holds (a file name, a checkout's
+# directory, a variable given on the command line), and as a C string.
+shq = '$(subst ','\'',$(1))'
+cstr = "$(subst ",\",$(subst \,\\,$(1)))"
+
 $(BUILD)/record/trace.o: ALL_CFLAGS += $(TRACE_CFLAGS)
 # Where the default calibration files are (calibrate/calib.c).
-$(BUILD)/calibrate/calib.o: ALL_CFLAGS += -DPB_SRCDIR='"$(CURDIR)"'
+$(BUILD)/calibrate/calib.o: ALL_CFLAGS += -DPB_SRCDIR=$(call shq,$(call cstr,$(CURDIR)))
 
 $(BUILD)/hooks/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -200,11 +205,12 @@ check: tests
 BENCH_SIZE ?=
 BENCH_OUT ?= docs
 BENCH_TRACES := $(sort $(wildcard examples/traces/*.scn examples/traces/*.scn.gz))
+BENCH_TRACES_SH := $(foreach t,$(BENCH_TRACES),$(call shq,$(t)))
 bench: $(TOOL)
 	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine"
 	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE)) --json $(BENCH_OUT)/bench-results.json --plot $(BENCH_OUT)/bench.svg > $(BENCH_OUT)/bench-output.txt
 	cat $(BENCH_OUT)/bench-output.txt
-	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES) --json $(BENCH_OUT)/replay-results.json --plot $(BENCH_OUT)/replay.svg > $(BENCH_OUT)/replay-output.txt)
+	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES_SH) --json $(BENCH_OUT)/replay-results.json --plot $(BENCH_OUT)/replay.svg > $(BENCH_OUT)/replay-output.txt)
 	$(if $(BENCH_TRACES),cat $(BENCH_OUT)/replay-output.txt)
 
 # The figures in docs/ drawn again from the rows committed beside them,
@@ -215,9 +221,9 @@ bench: $(TOOL)
 # first, the kernel's times from the run they were made beside.
 FIGURES_MACHINE ?= AMD EPYC, 2 vCPUs (Firecracker guest), Linux 6.18.44
 figures: $(TOOL)
-	$(TOOL) plot --out docs/bench.svg --machine '$(FIGURES_MACHINE)' docs/bench-results.json
-	$(TOOL) plot --out docs/replay.svg --machine '$(FIGURES_MACHINE)' docs/replay-results.json
-	$(TOOL) plot --out docs/predicted.svg --only predicted --machine '$(FIGURES_MACHINE)' docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/predicted-results.json docs/predicted-replay-results.json
+	$(TOOL) plot --out docs/bench.svg --machine $(call shq,$(FIGURES_MACHINE)) docs/bench-results.json
+	$(TOOL) plot --out docs/replay.svg --machine $(call shq,$(FIGURES_MACHINE)) docs/replay-results.json
+	$(TOOL) plot --out docs/predicted.svg --only predicted --machine $(call shq,$(FIGURES_MACHINE)) docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/predicted-results.json docs/predicted-replay-results.json
 	$(TOOL) plot --out docs/mprotect-arm64.svg --only mprotect docs/mprotect-arm64-results.json
 
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)

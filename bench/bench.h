@@ -178,15 +178,6 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
  */
 int bench_plot(const struct bench_opts *o);
 
-/*
- * The gnuplot script of a --plot: opened in /tmp (its path into @script,
- * BENCH_PLOT_SCRIPT_LEN bytes), then closed, run and removed; both say on
- * stderr what failed.  Open returns NULL on failure, run 0 or -errno.
- */
-#define BENCH_PLOT_SCRIPT_LEN 32
-FILE *bench_plot_script_open(char *script);
-int bench_plot_script_run(FILE *f, const char *script, const char *plot);
-
 /* Progress on stderr when it is a terminal. */
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

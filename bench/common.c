@@ -259,7 +259,7 @@ int bench_plot_check(const char *path, char *why, size_t whylen)
 	struct stat sb;
 	int fd, err;
 
-	if (system("command -v gnuplot >/dev/null 2>&1")) {
+	if (!fig_have_gnuplot()) {
 		snprintf(why, whylen, "needs gnuplot, which is not installed"
 			 " (Debian: apt-get install gnuplot-nox)");
 		return -ENOENT;
@@ -362,47 +362,6 @@ void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 }
 
 /* ---- --plot ---------------------------------------------------------- */
-
-FILE *bench_plot_script_open(char *script)
-{
-	int fd;
-	FILE *f;
-
-	strcpy(script, "/tmp/ptebatch-plot-XXXXXX");
-	fd = mkstemp(script);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		fprintf(stderr, "ptebatch: --plot: %s\n", strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(script);
-		}
-	}
-	return f;
-}
-
-int bench_plot_script_run(FILE *f, const char *script, const char *plot)
-{
-	char cmd[4200];
-	int status, err = 0;
-
-	if (fclose(f)) {
-		err = -errno;
-		fprintf(stderr, "ptebatch: --plot: %s: %s\n", script,
-			strerror(errno));
-		unlink(script);
-		return err;
-	}
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", script);
-	status = system(cmd);
-	if (status) {
-		fprintf(stderr, "ptebatch: --plot: gnuplot failed (status %d)"
-			" on %s\n", status, plot);
-		err = -EIO;
-	}
-	unlink(script);
-	return err;
-}
 
 int bench_plot(const struct bench_opts *o)
 {

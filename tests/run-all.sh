@@ -87,6 +87,9 @@ run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 run_test bench-replay env BUILD="$BUILD" sh tests/bench-replay.sh
 # The benchmark figures: ptebatch plot of the rows in docs/, bench --plot.
 run_test figures env BUILD="$BUILD" sh tests/figures.sh
+# The drawings given hostile text (issue 24, points 4, 7, 8): nothing a
+# row, a flag or a file name holds runs or is expanded, XML stays well-formed.
+run_test hostile-drawings env BUILD="$BUILD" sh tests/hostile-drawings.sh
 # explore runs one thread: under ThreadSanitizer (about 14 times slower
 # here: depth 4 took 340 s) depth 3 runs every path of the script; the
 # plain and ASan runs go to depth 4.

@@ -216,10 +216,21 @@ int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
  * mremap(addr, old_len, new_len, 0): resize a mapping in place.  A shrink
  * unmaps the tail; a grow needs [addr, addr + old_len) to be one VMA to
  * its end (else -EFAULT) and the range after it free (else -ENOMEM), and
- * adds absent pages.  @addr unmapped is -EFAULT.
+ * adds absent pages.  @addr unmapped is -EFAULT.  The checks come in
+ * Linux's order: -EINVAL for the arguments, then -EFAULT, then -ENOMEM.
  */
 int pb_mremap_resize(struct pb_proc *proc, unsigned long addr,
 		     unsigned long old_len, unsigned long new_len);
+/*
+ * The same, as if another mapping began at @room_end: a grow that would
+ * end past it is -ENOMEM where Linux would meet that mapping (in
+ * vma_expandable()), after every check before it - an unmapped @addr or
+ * a range that is not one VMA is still -EFAULT.  For a caller that keeps
+ * [room_end, ...) for mappings of its own.
+ */
+int pb_mremap_resize_room(struct pb_proc *proc, unsigned long addr,
+			  unsigned long old_len, unsigned long new_len,
+			  unsigned long room_end);
 /* Map every PMD-mapped THP in the range with PTEs, keeping folios whole. */
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len);
 

@@ -229,9 +229,16 @@ int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
 int pb_mremap_resize(struct pb_proc *proc, unsigned long addr,
 		     unsigned long old_len, unsigned long new_len)
 {
+	return pb_mremap_resize_room(proc, addr, old_len, new_len, TASK_SIZE);
+}
+
+int pb_mremap_resize_room(struct pb_proc *proc, unsigned long addr,
+			  unsigned long old_len, unsigned long new_len,
+			  unsigned long room_end)
+{
 	kernel_enter();
 	AS_TASK(proc);
-	return mremap_at(proc->mm, addr, old_len, new_len);
+	return mremap_at(proc->mm, addr, old_len, new_len, room_end);
 }
 
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len)

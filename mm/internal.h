@@ -719,7 +719,7 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 	      unsigned long new_addr, bool dontunmap);
 int mremap_at(struct mm_struct *mm, unsigned long addr, unsigned long old_len,
-	      unsigned long new_len);
+	      unsigned long new_len, unsigned long limit);
 
 /* access.c */
 #define NR_CPUS 8

@@ -169,7 +169,12 @@ unsigned long pb_proc_faults(const struct pb_proc *proc);
 #define PB_PROT_READ  1
 #define PB_PROT_WRITE 2
 
-/* mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE) at @addr. */
+/*
+ * mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE) at @addr, @len
+ * rounded up to whole pages.  The errors come in Linux's order: a zero
+ * @len is -EINVAL; a range past the address space -ENOMEM; then an
+ * unaligned @addr -EINVAL; then a mapping in the way -EEXIST.
+ */
 int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
 	    int prot);
 /*

@@ -633,7 +633,7 @@ int vma_modify_range(struct mm_struct *mm, unsigned long start,
 struct mm_struct *mm_alloc(void);
 void mm_free(struct mm_struct *mm);
 int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
-	    unsigned long vm_flags);
+	    unsigned long vm_flags, bool fixed);
 int do_munmap(struct mm_struct *mm, unsigned long start, unsigned long len);
 void unmap_region(struct mm_struct *mm, struct vm_area_struct *vma,
 		  unsigned long start, unsigned long end);

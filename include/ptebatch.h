@@ -193,6 +193,11 @@ int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
 int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		  int prot, unsigned int map_flags);
 int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len);
+/*
+ * mprotect(): @prot of PB_PROT_* (another bit is -EINVAL, checked after
+ * the range's alignment and wrap, before any VMA); a hole stops it with
+ * -ENOMEM, what came before it changed.
+ */
 int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		int prot);
 

@@ -237,10 +237,10 @@ static int mprotect_fixup(struct mmu_gather *tlb, struct mm_struct *mm,
 }
 
 /*
- * arch_validate_prot(): the generic one, which x86-64 and arm64 without
- * MTE use, takes PROT_READ, PROT_WRITE, PROT_EXEC and PROT_SEM.  The
- * model has no executable or semaphore memory: a bit it does not know is
- * -EINVAL, as Linux says for one it does not know.
+ * arch_validate_prot(): x86-64's (the generic one) takes PROT_READ,
+ * PROT_WRITE, PROT_EXEC and PROT_SEM, arm64's PROT_BTI and PROT_MTE
+ * too.  The model has none of the others' memory: a bit it does not
+ * know is -EINVAL, as Linux says for one it does not know.
  */
 static bool arch_validate_prot(unsigned long prot)
 {

@@ -760,34 +760,48 @@ static int do_split(struct kernel *k, int proc, const struct stmt *st,
 
 /*
  * resize: mremap(addr, the region's length in this process, LEN, 0),
- * without MREMAP_MAYMOVE.  A grow past the region's room is ENOMEM
- * without asking the kernel, as the model does: the next region may not
- * be placed yet, so the room is this rule, not what happens to be free.
+ * without MREMAP_MAYMOVE.  A grow past the region's room is refused as
+ * if another mapping began at the room's end: the scenario process maps
+ * one there for the call (the next region may not be placed yet, so the
+ * room is this rule, not what happens to be free), and the kernel says
+ * EFAULT or ENOMEM in its own order, as the model does.
  */
 static int do_resize(struct kernel *k, int proc, const struct stmt *st,
 		     struct stmt_result *res)
 {
 	const struct kernel_region *r = &k->regions[st->region];
 	unsigned long *len = &k->procs[proc].len[st->region];
+	bool past_room = st->len > *len && st->len > r->room_end - r->addr;
+	struct kreply rep;
 	struct kcmd c;
 	int ret;
 
 	if (!r->placed)
 		return EFAULT;
-	if (st->len > *len && st->len > r->room_end - r->addr)
-		return ENOMEM;
 	init_cmd(k, &c, KOP_RESIZE);
 	c.addr = r->addr;
 	c.len = *len;
 	c.new_len = st->len;
-	ret = do_simple(k, proc, &c, res);
+	c.new_addr = past_room ? r->room_end : 0;
+	ret = call(k, proc, &c, NULL, 0, &rep, NULL, NULL);
+	if (ret)
+		return ret;
+	res->faults = rep.faults;
+	ret = rep.err;
+	if (rep.host_limit) {
+		host_limit(k, "host limit: nothing could be mapped at the end"
+			   " of %s's room (%#lx) to stand for the next"
+			   " mapping (%s)", k->s->regions[st->region].name,
+			   r->room_end, strerror(ret));
+		return ret;
+	}
 	if (!ret)
 		*len = st->len;
 	/*
 	 * Inside the room nothing is in the way: ENOMEM is the commit
 	 * limit refusing the grow (a `room` of many gigabytes), as for mmap.
 	 */
-	if (ret == ENOMEM && st->len > c.len)
+	if (ret == ENOMEM && st->len > c.len && !past_room)
 		mmap_refused(k, st->len - c.len);
 	return ret;
 }

@@ -804,6 +804,45 @@ static void do_fork(void)
 	srv.need_populate = true;
 }
 
+/*
+ * resize: mremap(addr, len, new_len, 0).  With cmd.new_addr (a grow past
+ * the region's room) a one-page PROT_NONE mapping sits there for the
+ * call, the next mapping the room stands for, so that this kernel says
+ * ENOMEM where it looks for room, after its EFAULT checks, as the model
+ * does.  It is shared, so it never merges with the region, it is made
+ * and removed outside the measured time, and nothing else maps there
+ * (the next region begins a PMD block further).  If it cannot be made,
+ * the reply says so as a limit of this machine.
+ */
+static void do_resize(void)
+{
+	void *guard = NULL;
+
+	if (cmd.new_addr) {
+		guard = mmap((void *)cmd.new_addr, srv.env->page_size,
+			     PROT_NONE, MAP_SHARED | MAP_ANONYMOUS |
+			     MAP_FIXED_NOREPLACE, -1, 0);
+		if (guard == MAP_FAILED) {
+			rep.err = errno;
+			rep.host_limit = 1;
+			return;
+		}
+		if (guard != (void *)cmd.new_addr) {
+			/* A kernel without MAP_FIXED_NOREPLACE: a hint. */
+			munmap(guard, srv.env->page_size);
+			rep.err = EEXIST;
+			rep.host_limit = 1;
+			return;
+		}
+	}
+	measure_begin();
+	rep.err = mremap((void *)cmd.addr, cmd.len, cmd.new_len, 0) ==
+		  MAP_FAILED ? errno : 0;
+	measure_end();
+	if (guard)
+		munmap(guard, srv.env->page_size);
+}
+
 /* ---- the loop ---------------------------------------------------------- */
 
 /* Run one statement command; the reply is in rep. */
@@ -936,10 +975,7 @@ static void run_command(void)
 		do_peek();
 		break;
 	case KOP_RESIZE:
-		measure_begin();
-		rep.err = mremap((void *)cmd.addr, cmd.len, cmd.new_len, 0) ==
-			  MAP_FAILED ? errno : 0;
-		measure_end();
+		do_resize();
 		break;
 	default:
 		rep.err = EINVAL;

@@ -39,7 +39,7 @@ enum kop {
 	KOP_MREMAP,		/* addr len new_addr flags (MREMAP_DONTUNMAP) */
 	KOP_SPLIT_BLOCK,	/* addr: mprotect one page to prot2, back to prot */
 	KOP_PEEK,		/* len addresses follow; replies with len bytes */
-	KOP_RESIZE,		/* addr len new_len: mremap in place */
+	KOP_RESIZE,		/* addr len new_len new_addr (the room's end, or 0) */
 	KOP_TOUCH,		/* len struct ktouch follow; value */
 	KOP_SETTLE,		/* nothing: the pre-faulting of any command */
 	KOP_DIO_FILL,		/* len value: a dio-read's file, written now */

@@ -455,9 +455,11 @@ static int do_mremap(struct model *m, struct model_proc *p,
 
 /*
  * resize: mremap(addr, the region's length in this process, LEN, 0).  A
- * grow past the region's room fails as if another mapping began there
- * (ENOMEM), before anything else is asked: the kernel backend does the
- * same, so the records compare whatever lies past the room.
+ * grow past the region's room fails as if another mapping began there:
+ * ENOMEM where Linux looks for room, after its EFAULT checks (the first
+ * page mapped, the range one VMA).  The kernel backend maps such a
+ * mapping there for the call, so the records compare whatever lies past
+ * the room.
  */
 static int do_resize(struct model *m, struct model_proc *p,
 		     const struct stmt *st)
@@ -468,9 +470,8 @@ static int do_resize(struct model *m, struct model_proc *p,
 
 	if (!r->placed)
 		return -EFAULT;
-	if (st->len > old_len && st->len > r->room_end - r->addr)
-		return -ENOMEM;
-	ret = pb_mremap_resize(p->pb, r->addr, old_len, st->len);
+	ret = pb_mremap_resize_room(p->pb, r->addr, old_len, st->len,
+				    r->room_end);
 	if (!ret)
 		p->len[st->region] = st->len;
 	return ret;

@@ -643,7 +643,7 @@ int vma_modify_range(struct mm_struct *mm, unsigned long start,
 struct mm_struct *mm_alloc(void);
 void mm_free(struct mm_struct *mm);
 int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
-	    unsigned long vm_flags);
+	    unsigned long vm_flags, bool fixed);
 int do_munmap(struct mm_struct *mm, unsigned long start, unsigned long len);
 void unmap_region(struct mm_struct *mm, struct vm_area_struct *vma,
 		  unsigned long start, unsigned long end);
@@ -729,7 +729,7 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 	      unsigned long new_addr, bool dontunmap);
 int mremap_at(struct mm_struct *mm, unsigned long addr, unsigned long old_len,
-	      unsigned long new_len);
+	      unsigned long new_len, unsigned long limit);
 
 /* access.c */
 #define NR_CPUS 8

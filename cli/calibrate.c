@@ -136,12 +136,19 @@ static int set_reps(void *o, const char *v)
 	return reps_flag(v, &((struct calibrate_options *)o)->reps);
 }
 
-/* A comma-separated list into @list (at most 15 words, kept in @arg). */
+/*
+ * A comma-separated list into @list (at most 15 words, kept in @arg).  An
+ * empty word ("64k,,1m", "fork,") is refused: strtok() would skip it.
+ */
 static int split_list(const char *flag, const char *arg, const char **list,
 		      int *nr)
 {
-	char *copy = strdup(arg), *save = NULL, *w;
+	char *copy, *save = NULL, *w;
+	size_t n = strlen(arg);
 
+	if (!n || arg[0] == ',' || arg[n - 1] == ',' || strstr(arg, ",,"))
+		return usage_error("%s: an empty name in '%s'", flag, arg);
+	copy = strdup(arg);
 	if (!copy)
 		return out_of_memory();
 	/* Kept for the run: the words point into it. */
@@ -150,16 +157,20 @@ static int split_list(const char *flag, const char *arg, const char **list,
 			return usage_error("%s: at most 15 names", flag);
 		list[(*nr)++] = w;
 	}
-	if (!*nr)
-		return usage_error("%s: no name in '%s'", flag, arg);
 	return 0;
 }
 
 static int set_without(void *o, const char *v)
 {
 	struct calibrate_options *opts = o;
+	int i, ret, first = opts->nr_without;
 
-	return split_list("--without", v, opts->without, &opts->nr_without);
+	ret = split_list("--without", v, opts->without, &opts->nr_without);
+	for (i = first; !ret && i < opts->nr_without; i++)
+		if (!in_list(calib_families, opts->without[i]))
+			ret = unknown_in_list("--without", "family",
+					      opts->without[i], calib_families);
+	return ret;
 }
 
 static int set_sizes(void *o, const char *v)
@@ -190,6 +201,70 @@ static const struct cli_option calibrate_options[] = {
 };
 
 /* ---- measuring ---------------------------------------------------------- */
+
+/* The folio sizes --sizes may name (at most 64), NULL after the last. */
+struct size_names {
+	char label[64][16];
+	const char *list[65];
+	int nr;
+};
+
+static void size_names_add(struct size_names *sn, const char *label)
+{
+	int i;
+
+	for (i = 0; i < sn->nr; i++)
+		if (!strcmp(sn->list[i], label))
+			return;
+	if (sn->nr == 64)
+		return;
+	snprintf(sn->label[sn->nr], sizeof(sn->label[0]), "%s", label);
+	sn->list[sn->nr] = sn->label[sn->nr];
+	sn->list[++sn->nr] = NULL;
+}
+
+/*
+ * Every word of --sizes must be a folio size there is to fit on: one of
+ * @ss's samples (--from-samples), else of the suite's files (their names,
+ * calib_size_label()), said before anything is measured.  0 or a usage
+ * error listing the known sizes.
+ */
+static int check_sizes(const struct calibrate_options *o,
+		       const struct calib_samples *ss)
+{
+	struct size_names *sn;
+	char pattern[4096], label[64];
+	glob_t g;
+	size_t j;
+	int i, ret = 0;
+
+	if (!o->nr_sizes)
+		return 0;
+	sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return out_of_memory();
+	if (ss) {
+		for (j = 0; j < ss->nr; j++)
+			size_names_add(sn, ss->v[j].size);
+	} else {
+		snprintf(pattern, sizeof(pattern), "%s/*.scn", o->suite);
+		if (!glob(pattern, 0, NULL, &g)) {
+			for (j = 0; j < g.gl_pathc; j++) {
+				calib_size_label(g.gl_pathv[j], label,
+						 sizeof(label));
+				size_names_add(sn, label);
+			}
+			globfree(&g);
+		}
+	}
+	/* No suite file at all: measure_suite() says so. */
+	for (i = 0; sn->nr && !ret && i < o->nr_sizes; i++)
+		if (!in_list(sn->list, o->sizes[i]))
+			ret = unknown_in_list("--sizes", "folio size",
+					      o->sizes[i], sn->list);
+	free(sn);
+	return ret;
+}
 
 /* The length a suite file is about, from its "-LENGTH.scn" ending. */
 static unsigned long file_length(const char *path)
@@ -531,12 +606,18 @@ static int calibrate_main(int argc, char **argv)
 			fprintf(stderr, "ptebatch: calibrate: %s\n", err);
 			return ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
 		}
+		ret = check_sizes(&o, &ss);
+		if (ret)
+			goto out;
 		if (o.recount) {
 			ret = recount(&o, &ss, &spath);
 			if (ret)
 				goto out;
 		}
 	} else {
+		ret = check_sizes(&o, NULL);
+		if (ret)
+			return ret;
 		if (geteuid()) {
 			fprintf(stderr, "ptebatch: calibrate: skipped: timing"
 				" the kernel needs root (fit saved samples"

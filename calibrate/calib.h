@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ptebatch.h"
 #include "calibrate/nnls.h"
@@ -104,6 +105,21 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 int calib_predict(const struct calibration *c,
 		  const uint64_t count[PB_NR_STATS], double *us,
 		  enum pb_stat *missing);
+
+/*
+ * This machine's CPU model, the "model name" of /proc/cpuinfo, into @buf;
+ * false when there is none (arm64's /proc/cpuinfo names no model).
+ */
+bool calib_this_cpu(char *buf, size_t len);
+
+/*
+ * One line on @f, "WHO: warning: PATH was measured on another CPU (...)",
+ * when @c was measured on another CPU model than this
+ * machine's (a cost in us is the CPU's); whether it said so.  Nothing
+ * when this machine's model is unknown.
+ */
+bool calib_warn_other_cpu(FILE *f, const char *who, const char *path,
+			  const struct calibration *c);
 
 /*
  * Where `ptebatch calibrate` writes by default: build/calibration.json in

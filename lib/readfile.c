@@ -169,6 +169,7 @@ int readfile_lines_open(struct readfile_lines *r, const char *path,
 		fclose(f);
 		return ret;
 	}
+	r->checked = true;
 	r->f = f;
 	r->own = true;
 	return 0;
@@ -180,6 +181,17 @@ int readfile_lines_next(struct readfile_lines *r, char **line, size_t *len,
 	size_t n = 0;
 	int c = 0, ret = 0;
 
+	/* A stream handed in open: its size, if it is a file, said first. */
+	if (!r->checked) {
+		r->checked = true;
+		if (fileno(r->f) >= 0) {
+			ret = check_before_reading(fileno(r->f), r->path,
+						   r->max_bytes, r->what, why,
+						   whylen);
+			if (ret)
+				return ret;
+		}
+	}
 	flockfile(r->f);
 	while ((c = getc_unlocked(r->f)) != EOF) {
 		if (r->total == r->max_bytes) {

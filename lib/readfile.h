@@ -37,6 +37,7 @@ int readfile_all(const char *path, size_t max, const char *what,
 struct readfile_lines {
 	FILE *f;
 	bool own;		/* opened here: closed by readfile_lines_close() */
+	bool checked;		/* fstat() said it is no directory nor too big */
 	const char *path, *what;
 	size_t max_bytes, max_line;
 	size_t total;		/* bytes read so far */
@@ -53,7 +54,10 @@ int readfile_lines_open(struct readfile_lines *r, const char *path,
 			size_t max_bytes, size_t max_line, const char *what,
 			char *why, size_t whylen);
 
-/* The same on a stream already open (@f stays the caller's). */
+/*
+ * The same on a stream already open (@f stays the caller's); its size is
+ * checked by the first readfile_lines_next().
+ */
 void readfile_lines_init(struct readfile_lines *r, FILE *f, const char *path,
 			 size_t max_bytes, size_t max_line, const char *what);
 

@@ -35,16 +35,29 @@
 /* Bytes of a failed input's output shown; FUZZ_VERBOSE shows them always. */
 #define REPLAY_OUTPUT_MAX 16384
 
-static unsigned int env_uint(const char *name, unsigned int dflt)
+/*
+ * The number in the environment variable @name, @dflt when it is unset
+ * or empty, into *@out; -1 (said on stderr) when it is no number from 0
+ * to 1000000: a typo is not the default.
+ */
+static int env_uint(const char *name, unsigned int dflt, unsigned int *out)
 {
 	const char *v = getenv(name);
 	char *end;
 	unsigned long n;
 
+	*out = dflt;
 	if (!v || !*v)
-		return dflt;
+		return 0;
+	errno = 0;
 	n = strtoul(v, &end, 10);
-	return *end || n > 1000000 ? dflt : (unsigned int)n;
+	if (v[0] < '0' || v[0] > '9' || errno || *end || n > 1000000) {
+		fprintf(stderr, "%s: expected a number from 0 to 1000000, got"
+			" '%s'\n", name, v);
+		return -1;
+	}
+	*out = (unsigned int)n;
+	return 0;
 }
 
 /* The child: one input, exit status 0 if the harness returned. */
@@ -165,10 +178,13 @@ static void replay_dir(const char *dir, bool optional, unsigned int max,
 
 int main(int argc, char **argv)
 {
-	unsigned int max = env_uint("FUZZ_REPLAY_MAX", 0);
-	unsigned int timeout = env_uint("FUZZ_REPLAY_TIMEOUT", REPLAY_TIMEOUT);
+	unsigned int max, timeout;
 	char dir[256];
 	int i;
+
+	if (env_uint("FUZZ_REPLAY_MAX", 0, &max) ||
+	    env_uint("FUZZ_REPLAY_TIMEOUT", REPLAY_TIMEOUT, &timeout))
+		return 2;
 
 	if (argc > 1) {
 		for (i = 1; i < argc; i++)

@@ -11,9 +11,10 @@
 #    instead of growing until the OOM killer ends it.  A file exactly at
 #    the bound is not refused for its size.
 #  - Flags and files with words that name nothing or numbers that are not
-#    numbers (calibrate --without/--sizes, a calibration's cost, a
-#    samples file's times and counts, an event stream's pids and times,
-#    explore's and record's counts) exit 2 naming the flag or the file.
+#    numbers (calibrate --without/--sizes, bench --arch lists, a
+#    calibration's cost, a samples file's times and counts, an event
+#    stream's pids and times, explore's and record's counts, diff's seed,
+#    the fuzz replays' knobs) exit 2 naming the flag or the file.
 #  - The fuzz replays leave nothing in $TMPDIR nor in /tmp.
 #  - A calibration measured on another CPU model than this machine's
 #    makes predict and bench (--calibration, replay) warn in one line on
@@ -279,6 +280,26 @@ limited explore --list --shard '+1/2'
 expect "explore --shard '+1/2'" "--shard: expected I/N"
 limited record --buffer-kb +64 --from-events "$tmp/ok.events"
 expect "record --buffer-kb +64" "--buffer-kb: bad size '+64'"
+# An empty word of a list; a bench with it would run (and fail on --reps).
+limited bench gup --quick --backend model --reps 0 --arch x86_64,,arm64-4k
+expect "bench --arch 'x86_64,,arm64-4k': an empty word" \
+	"--arch: an empty name in 'x86_64,,arm64-4k'"
+# A seed with a leading 0 is decimal, as the usage says, not octal.  The
+# kernel side is a program that does not exist: nothing runs on the kernel.
+PTEBATCH_DIFF_KERNEL=/nonexistent/ptebatch-kernel-side \
+	"$TOOL" diff --random 1 --seed 010 --out "$tmp/rdiff" \
+	>"$tmp/out" 2>"$tmp/err"
+head -n 1 "$tmp/out" | grep -q -- '--seed 10 '
+tap_result $? "diff --random --seed 010 is seed 10, not octal 8"
+head -n 1 "$tmp/out" | grep -q -- '--seed 10 ' || sed -n '1s/^/# stdout: /p' "$tmp/out"
+limited diff --random 1 --seed 0x-5
+expect "diff --seed 0x-5" "--seed: expected a number"
+# The fuzz replays' knobs: a typo is refused, not the default.
+if [ -x "$BUILD/tests/fuzz_replay_calib" ]; then
+	FUZZ_REPLAY_MAX=abc "$BUILD/tests/fuzz_replay_calib" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	expect "FUZZ_REPLAY_MAX=abc" "FUZZ_REPLAY_MAX: expected a number"
+fi
 
 # ---- 12: nothing left in /tmp ------------------------------------------
 

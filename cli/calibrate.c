@@ -33,6 +33,8 @@ struct calibrate_options {
 	const char *without[16];	/* --without: families left out of the fit */
 	const char *sizes[16];		/* --sizes: the folio sizes fitted on */
 	int nr_without, nr_sizes;
+	char *copies[32];		/* the lists' words point into these */
+	int nr_copies;
 };
 
 static void calibrate_usage(FILE *f)
@@ -140,18 +142,22 @@ static int set_reps(void *o, const char *v)
  * A comma-separated list into @list (at most 15 words, kept in @arg).  An
  * empty word ("64k,,1m", "fork,") is refused: strtok() would skip it.
  */
-static int split_list(const char *flag, const char *arg, const char **list,
-		      int *nr)
+static int split_list(struct calibrate_options *opts, const char *flag,
+		      const char *arg, const char **list, int *nr)
 {
 	char *copy, *save = NULL, *w;
 	size_t n = strlen(arg);
 
 	if (!n || arg[0] == ',' || arg[n - 1] == ',' || strstr(arg, ",,"))
 		return usage_error("%s: an empty name in '%s'", flag, arg);
+	/* Each list holds at most 15 words, so at most 30 flags get here. */
+	if (opts->nr_copies == 32)
+		return usage_error("%s: at most 15 names", flag);
 	copy = strdup(arg);
 	if (!copy)
 		return out_of_memory();
-	/* Kept for the run: the words point into it. */
+	/* Kept for the run (the words point into it), freed at its end. */
+	opts->copies[opts->nr_copies++] = copy;
 	for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		if (*nr == 15)
 			return usage_error("%s: at most 15 names", flag);
@@ -165,7 +171,8 @@ static int set_without(void *o, const char *v)
 	struct calibrate_options *opts = o;
 	int i, ret, first = opts->nr_without;
 
-	ret = split_list("--without", v, opts->without, &opts->nr_without);
+	ret = split_list(opts, "--without", v, opts->without,
+			 &opts->nr_without);
 	for (i = first; !ret && i < opts->nr_without; i++)
 		if (!in_list(calib_families, opts->without[i]))
 			ret = unknown_in_list("--without", "family",
@@ -177,7 +184,7 @@ static int set_sizes(void *o, const char *v)
 {
 	struct calibrate_options *opts = o;
 
-	return split_list("--sizes", v, opts->sizes, &opts->nr_sizes);
+	return split_list(opts, "--sizes", v, opts->sizes, &opts->nr_sizes);
 }
 
 static int no_operand(void *o, const char *word)
@@ -575,27 +582,15 @@ static int recount(const struct calibrate_options *o,
 	return write_samples(*spath, ss);
 }
 
-static int calibrate_main(int argc, char **argv)
+/* The calibration @o asks for, its flags read and checked. */
+static int calibrate_run(struct calibrate_options o)
 {
-	struct calibrate_options o = { 0 };
 	struct calib_samples ss = { 0 };
 	struct calib_select sel = { 0 };
 	struct calibration c;
 	char err[512], *spath = NULL;
 	int ret;
 
-	command = "calibrate";
-	ret = cli_parse(calibrate_options, &o, no_operand, argc, argv);
-	if (!ret && o.from_samples && (o.quick || o.reps ||
-				       ((o.suite || o.samples_out) && !o.recount)))
-		ret = usage_error("--from-samples measures nothing: no"
-				  " --suite, --quick, --reps or --samples"
-				  " (but --recount takes --suite and --samples)");
-	if (!ret && o.recount && !o.from_samples)
-		ret = usage_error("--recount: the samples to count again come"
-				  " from --from-samples FILE");
-	if (ret)
-		return ret;
 	if (!o.out)
 		o.out = calib_default_output();
 	if (!o.suite)
@@ -667,6 +662,28 @@ static int calibrate_main(int argc, char **argv)
 out:
 	free(spath);
 	calib_samples_free(&ss);
+	return ret;
+}
+
+static int calibrate_main(int argc, char **argv)
+{
+	struct calibrate_options o = { 0 };
+	int i, ret;
+
+	command = "calibrate";
+	ret = cli_parse(calibrate_options, &o, no_operand, argc, argv);
+	if (!ret && o.from_samples && (o.quick || o.reps ||
+				       ((o.suite || o.samples_out) && !o.recount)))
+		ret = usage_error("--from-samples measures nothing: no"
+				  " --suite, --quick, --reps or --samples"
+				  " (but --recount takes --suite and --samples)");
+	if (!ret && o.recount && !o.from_samples)
+		ret = usage_error("--recount: the samples to count again come"
+				  " from --from-samples FILE");
+	if (!ret)
+		ret = calibrate_run(o);
+	for (i = 0; i < o.nr_copies; i++)
+		free(o.copies[i]);
 	return ret;
 }
 

@@ -286,14 +286,15 @@ expect "bench --arch 'x86_64,,arm64-4k': an empty word" \
 	"--arch: an empty name in 'x86_64,,arm64-4k'"
 # A seed with a leading 0 is decimal, as the usage says, not octal.  The
 # kernel side is a program that does not exist: nothing runs on the kernel.
+# Hex after 0x stays digits only ("0x-5" is no number).
+limited diff --random 1 --seed 0x-5
+hex=$status
 PTEBATCH_DIFF_KERNEL=/nonexistent/ptebatch-kernel-side \
 	"$TOOL" diff --random 1 --seed 010 --out "$tmp/rdiff" \
 	>"$tmp/out" 2>"$tmp/err"
-head -n 1 "$tmp/out" | grep -q -- '--seed 10 '
-tap_result $? "diff --random --seed 010 is seed 10, not octal 8"
+[ "$hex" -eq 2 ] && head -n 1 "$tmp/out" | grep -q -- '--seed 10 '
+tap_result $? "diff --random --seed 010 is seed 10, not octal 8 (0x-5: exit $hex)"
 head -n 1 "$tmp/out" | grep -q -- '--seed 10 ' || sed -n '1s/^/# stdout: /p' "$tmp/out"
-limited diff --random 1 --seed 0x-5
-expect "diff --seed 0x-5" "--seed: expected a number"
 # The fuzz replays' knobs: a typo is refused, not the default.
 if [ -x "$BUILD/tests/fuzz_replay_calib" ]; then
 	FUZZ_REPLAY_MAX=abc "$BUILD/tests/fuzz_replay_calib" >"$tmp/out" 2>"$tmp/err"

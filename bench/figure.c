@@ -26,6 +26,7 @@
 #include "bench/figure.h"
 #include "calibrate/calib.h"
 #include "calibrate/measure.h"
+#include "lib/readfile.h"
 #include "lib/xmltext.h"
 
 struct fig_row {
@@ -167,24 +168,25 @@ int fig_rows_read_text(struct fig_rows *rows, const char *buf, size_t len,
 int fig_rows_read_file(struct fig_rows *rows, const char *path, char *why,
 		       size_t whylen)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	int lineno = 0, err = 0;
+	struct readfile_lines lines;
+	char *line;
+	size_t len;
+	int lineno = 0, err;
 
-	if (!f) {
-		err = -errno;
-		snprintf(why, whylen, "%s: %s", path, strerror(errno));
-		return err;
-	}
-	while (!err && getline(&line, &cap, f) >= 0)
+	err = readfile_lines_open(&lines, path, FIG_ROWS_MAX_BYTES, 0,
+				  "a rows file", why, whylen);
+	while (!err && (err = readfile_lines_next(&lines, &line, &len, why,
+						  whylen)) > 0) {
+		/* json_loads() would end the line at the NUL, unsaid. */
+		if (strlen(line) != len) {
+			snprintf(why, whylen, "%s:%d: a NUL byte in the line",
+				 path, lineno + 1);
+			err = -EINVAL;
+			break;
+		}
 		err = fig_rows_add_line(rows, line, path, ++lineno, why, whylen);
-	if (!err && ferror(f)) {
-		err = -EIO;
-		snprintf(why, whylen, "%s: %s", path, strerror(EIO));
 	}
-	free(line);
-	fclose(f);
+	readfile_lines_close(&lines);
 	return err;
 }
 

@@ -36,7 +36,17 @@ struct fig_rows {
  */
 int fig_rows_add_line(struct fig_rows *rows, const char *line,
 		      const char *where, int lineno, char *why, size_t whylen);
-/* Every line of @path, as fig_rows_add_line() takes them. */
+/*
+ * The largest rows file: the biggest shipped one,
+ * docs/predicted-replay-results.json (a bench replay of four traces), is
+ * 43K; 16M is some 400 times that.
+ */
+#define FIG_ROWS_MAX_BYTES (16UL << 20)
+
+/*
+ * Every line of @path, as fig_rows_add_line() takes them; a file larger
+ * than FIG_ROWS_MAX_BYTES is -EFBIG, "PATH: larger than the 16M ...".
+ */
 int fig_rows_read_file(struct fig_rows *rows, const char *path, char *why,
 		       size_t whylen);
 /* Every line of the text @buf of @len bytes (what --plot kept). */

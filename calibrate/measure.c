@@ -18,30 +18,16 @@
 void calib_this_machine(struct calib_machine *m)
 {
 	struct utsname u;
-	char line[512];
 	time_t now = time(NULL);
 	struct tm tm;
-	FILE *f;
 
 	memset(m, 0, sizeof(*m));
 	if (!uname(&u)) {
 		snprintf(m->arch, sizeof(m->arch), "%s", u.machine);
 		snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
 	}
-	snprintf(m->cpu, sizeof(m->cpu), "unknown");
-	f = fopen("/proc/cpuinfo", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) || !colon)
-			continue;
-		colon += 1 + (colon[1] == ' ');
-		colon[strcspn(colon, "\n")] = '\0';
-		snprintf(m->cpu, sizeof(m->cpu), "%s", colon);
-		break;
-	}
-	if (f)
-		fclose(f);
+	if (!calib_this_cpu(m->cpu, sizeof(m->cpu)))
+		snprintf(m->cpu, sizeof(m->cpu), "unknown");
 	m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (m->cores < 1)
 		m->cores = 1;

@@ -241,6 +241,9 @@ static int read_calibration(struct bench_flags *fl, struct calibration *c,
 	if (!ret) {
 		o->calib = c;
 		o->calib_path = path;
+		/* The model's rows carry its predictions; the kernel's none. */
+		if (o->backend != BENCH_KERNEL)
+			calib_warn_other_cpu(stderr, "ptebatch: bench", path, c);
 		return 0;
 	}
 	if (fl->calibration)

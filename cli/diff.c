@@ -15,6 +15,7 @@
  * for the kernel side (with the same arguments): tests use a stand-in to
  * check the comparison itself on machines without root.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -841,13 +842,19 @@ static int set_random(void *o, const char *value)
 static int set_seed(void *o, const char *value)
 {
 	struct diff_options *opts = o;
+	const char *digits = value;
 	unsigned long long n;
+	int base = 10;
 	char *end;
 
 	opts->random_only = "--seed";
+	/* Base 0 would read "010" as octal 8: decimal, or hex after 0x. */
+	if (value[0] == '0' && (value[1] == 'x' || value[1] == 'X'))
+		digits = value + 2, base = 16;
 	errno = 0;
-	n = strtoull(value, &end, 0);
-	if (value[0] < '0' || value[0] > '9' || errno || *end)
+	n = strtoull(digits, &end, base);
+	if (!(base == 16 ? isxdigit((unsigned char)digits[0]) :
+	      isdigit((unsigned char)digits[0])) || errno || *end)
 		return usage_error("--seed: expected a number (decimal or 0x"
 				   " hex, at most 64 bits), got '%s'", value);
 	opts->rnd.seed = n;

@@ -672,45 +672,6 @@ struct record *record_parse(const char *name, const char *text, size_t len,
 	return rd.r;
 }
 
-struct record *record_parse_file(const char *path, unsigned long page_size,
-				 FILE *err)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	struct record *r = NULL;
-
-	if (!f) {
-		fprintf(err, "%s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (len == cap) {
-			size_t bigger = cap ? cap * 2 : 65536;
-			char *t = realloc(text, bigger);
-
-			if (!t) {
-				fprintf(err, "%s: out of memory\n", path);
-				goto out;
-			}
-			text = t;
-			cap = bigger;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f))
-		fprintf(err, "%s: read error\n", path);
-	else
-		r = record_parse(path, text, len, page_size, err);
-out:
-	free(text);
-	fclose(f);
-	return r;
-}
-
 void record_free(struct record *r)
 {
 	int i, j;

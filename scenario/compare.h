@@ -85,8 +85,6 @@ struct record {
  */
 struct record *record_parse(const char *name, const char *text, size_t len,
 			    unsigned long page_size, FILE *err);
-struct record *record_parse_file(const char *path, unsigned long page_size,
-				 FILE *err);
 void record_free(struct record *r);
 
 /* The name a rec_page's proc or region index stands for. */

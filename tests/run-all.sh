@@ -128,6 +128,10 @@ run_test kernel-counters env BUILD="$BUILD" SAN="${SAN:-}" sh tests/kernel-count
 run_test fuzz-repro env BUILD="$BUILD" sh tests/fuzz-repro.sh
 # calibrate and predict: bad input, predictions, refits; --quick as root.
 run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
+# Hostile input: every reader's bound against /dev/zero, pipes and sparse
+# files, out-of-range flags and files, /tmp left clean, another CPU's
+# calibration.
+run_test hostile-input env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-input.sh
 # The recorder: converter on stored streams; as root, real recordings.
 run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
 

@@ -134,6 +134,9 @@ run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
 run_test hostile-input env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-input.sh
 # The recorder: converter on stored streams; as root, real recordings.
 run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
+# What a newcomer meets first: commands as root runs them, what the
+# benchmarks' verdicts mean, the licence on every source file.
+run_test newcomer env BUILD="$BUILD" sh tests/newcomer.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -124,6 +124,10 @@ run_test fuzz-repro env BUILD="$BUILD" sh tests/fuzz-repro.sh
 run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
 # The recorder: converter on stored streams; as root, real recordings.
 run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
+# The machine's state around record and the kernel backend (tracefs
+# mounts and instances, THP knobs, the lock between ptebatch processes)
+# under concurrency, signals, SIGKILL and ptebatch run under record.
+run_test hostile-state env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-state.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

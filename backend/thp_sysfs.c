@@ -515,13 +515,15 @@ static void journal_replay_path(const char *path)
 	struct stat st;
 	char *text;
 
-	if (fd < 0)
+	if (fd < 0 && errno != ELOOP)
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_nlink != 1) {
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 022) || st.st_nlink != 1) {
 		fprintf(stderr, "ptebatch: ignored %s: not a regular file of"
 			" this user's that only it can write\n", path);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
 		return;
 	}
 	text = read_journal_fd(fd);

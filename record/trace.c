@@ -377,7 +377,7 @@ static void remove_stale_instances(void)
 /* The mount point of the machine's tracefs (this mount namespace's). */
 static bool find_tracefs(char *dir, size_t size)
 {
-	char line[4096], point[PATH_MAX], *sep, *f;
+	char line[4096], point[PATH_MAX], inst[PATH_MAX + 16], *sep, *f;
 	FILE *mi = fopen("/proc/self/mountinfo", "re");
 	bool found = false;
 	struct stat st;
@@ -413,13 +413,16 @@ static bool find_tracefs(char *dir, size_t size)
 			}
 		}
 		point[j] = '\0';
-		if (strlen(point) + strlen("/instances") >= size ||
-		    snprintf(dir, size, "%s/instances", point) < 0 ||
-		    stat(dir, &st) || !S_ISDIR(st.st_mode))
+		if (strlen(point) + strlen("/instances") >= sizeof(inst) ||
+		    strlen(point) >= size)
 			continue;
-		snprintf(dir, size, "%s", point);
-		found = true;
+		snprintf(inst, sizeof(inst), "%s/instances", point);
+		if (stat(inst, &st) || !S_ISDIR(st.st_mode))
+			continue;
 		/* The usual place first; else the first one listed. */
+		if (!found || !strcmp(point, TRACEFS_PATH))
+			snprintf(dir, size, "%s", point);
+		found = true;
 		if (!strcmp(point, TRACEFS_PATH))
 			break;
 	}
@@ -575,7 +578,7 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 	struct capture cap = { 0 };
 	struct tracefs_instance *inst = NULL;
 	struct tracing t = { .mount_fd = -1 };
-	char why[256], name[64], value[64];
+	char why[256], name[64] = "", value[64];
 	int go[2] = { -1, -1 }, ret = -1, i, status;
 	bool applied = false, waited = false, lent = false, stale_ok = true;
 	pid_t child = -1;

@@ -265,6 +265,90 @@ add:
 	return 0;
 }
 
+/* A tracefs file read whole (a format is a few KB); NULL if it cannot be. */
+static char *read_whole(const char *path, size_t *len)
+{
+	size_t cap = 8192, n = 0;
+	char *buf = malloc(cap), *more;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (!buf || fd < 0)
+		goto fail;
+	while ((r = read(fd, buf + n, cap - n)) > 0) {
+		n += r;
+		if (n < cap)
+			continue;
+		/* 1M: no format comes near it. */
+		if (cap >= (1UL << 20) || !(more = realloc(buf, cap * 2)))
+			goto fail;
+		buf = more;
+		cap *= 2;
+	}
+	if (r < 0 || !n)
+		goto fail;
+	close(fd);
+	*len = n;
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static void load_format(struct tep_handle *tep, const char *dir,
+			const char *system, const char *name)
+{
+	char path[PATH_MAX + 128], *buf;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, system,
+		 name);
+	buf = read_whole(path, &len);
+	if (buf)
+		tep_parse_event(tep, buf, len, system);
+	free(buf);
+}
+
+/*
+ * The formats of the events read (descs[] and their sys_exit_ twins) and
+ * the ring buffer's page header: what tracefs_local_events_system() reads
+ * for them, without every other event of their systems and without
+ * /proc/kallsyms, which this decoder never prints and which takes half a
+ * minute to parse under AddressSanitizer.  A missing event is for
+ * resolve_events() to name.
+ */
+static struct tep_handle *load_formats(const char *dir)
+{
+	struct tep_handle *tep = tep_alloc();
+	char path[PATH_MAX + 32], name[64], *buf;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int i;
+	size_t len;
+
+	if (!tep)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/events/header_page", dir);
+	buf = read_whole(path, &len);
+	if (!buf) {
+		tep_free(tep);
+		return NULL;
+	}
+	tep_parse_header_page(tep, buf, len, sizeof(long));
+	free(buf);
+	for (i = 0; i < NR_DESCS; i++) {
+		load_format(tep, dir, descs[i].system, descs[i].name);
+		if (!descs[i].enter)
+			continue;
+		snprintf(name, sizeof(name), "sys_exit_%s",
+			 descs[i].name + strlen("sys_enter_"));
+		load_format(tep, dir, descs[i].system, name);
+	}
+	tep_set_cpus(tep, cpus > 0 ? (int)cpus : 1);
+	return tep;
+}
+
 static int resolve_events(struct capture *cap, FILE *err)
 {
 	unsigned int i, j;
@@ -570,8 +654,6 @@ static void install(int sig, void (*fn)(int), struct sigaction *old)
 int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 	      struct rec_trace_result *res)
 {
-	static const char *const systems[] = { "exceptions", "syscalls", "task",
-					       "sched", NULL };
 	static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	static const int fatal_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGQUIT };
 	struct sigaction old_stop[3], old_fatal[4];
@@ -594,7 +676,7 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 		goto out;
 	remove_stale_instances();
 	cap.pending = calloc(PENDING_SLOTS, sizeof(*cap.pending));
-	cap.tep = tracefs_local_events_system(t.dir, systems);
+	cap.tep = load_formats(t.dir);
 	if (!cap.pending || !cap.tep) {
 		fail(o->err, "cannot read the event formats under %s/events",
 		     t.dir);

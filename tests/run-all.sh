@@ -137,6 +137,10 @@ run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
 # What a newcomer meets first: commands as root runs them, what the
 # benchmarks' verdicts mean, the licence on every source file.
 run_test newcomer env BUILD="$BUILD" sh tests/newcomer.sh
+# The machine's state around record and the kernel backend (tracefs
+# mounts and instances, THP knobs, the lock between ptebatch processes)
+# under concurrency, signals, SIGKILL and ptebatch run under record.
+run_test hostile-state env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-state.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -70,12 +70,12 @@ DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev zlib.h:zlib1g-dev \
 	gsl/gsl_multifit.h:libgsl-dev jansson.h:libjansson-dev
 ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
-$(error the compiler '$(CC)' is not installed: run 'sudo scripts/install-deps' (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
+$(error the compiler '$(CC)' is not installed: run 'scripts/install-deps' as root (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
 endif
 MISSING_DEPS := $(strip $(foreach d,$(DEP_HEADERS),$(if $(shell printf '\043include <%s>\n' \
 	$(word 1,$(subst :, ,$d)) | $(CC) $(TRACE_CFLAGS) -E -x c - >/dev/null 2>&1 && echo y),,$(word 2,$(subst :, ,$d)))))
 ifneq ($(MISSING_DEPS),)
-$(error missing Debian package(s): $(MISSING_DEPS): run 'sudo scripts/install-deps')
+$(error missing Debian package(s): $(MISSING_DEPS): run 'scripts/install-deps' as root)
 endif
 endif
 
@@ -117,9 +117,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# A text as one shell word whatever it holds (a file name, a checkout's
+# directory, a variable given on the command line), and as a C string.
+shq = '$(subst ','\'',$(1))'
+cstr = "$(subst ",\",$(subst \,\\,$(1)))"
+
 $(BUILD)/record/trace.o: ALL_CFLAGS += $(TRACE_CFLAGS)
 # Where the default calibration files are (calibrate/calib.c).
-$(BUILD)/calibrate/calib.o: ALL_CFLAGS += -DPB_SRCDIR='"$(CURDIR)"'
+$(BUILD)/calibrate/calib.o: ALL_CFLAGS += -DPB_SRCDIR=$(call shq,$(call cstr,$(CURDIR)))
 
 $(BUILD)/hooks/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -203,13 +208,14 @@ check: tests
 BENCH_SIZE ?=
 BENCH_OUT ?= $(BUILD)/bench
 BENCH_TRACES := $(sort $(wildcard examples/traces/*.scn examples/traces/*.scn.gz))
+BENCH_TRACES_SH := $(foreach t,$(BENCH_TRACES),$(call shq,$(t)))
 bench: $(TOOL)
 	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine; results in $(BENCH_OUT)/"
 	@mkdir -p $(BENCH_OUT)
 	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE)) --json $(BENCH_OUT)/bench-results.json --plot $(BENCH_OUT)/bench.svg > $(BENCH_OUT)/.bench-output.txt || { rm -f $(BENCH_OUT)/.bench-output.txt; exit 1; }
 	mv $(BENCH_OUT)/.bench-output.txt $(BENCH_OUT)/bench-output.txt
 	cat $(BENCH_OUT)/bench-output.txt
-	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES) --json $(BENCH_OUT)/replay-results.json --plot $(BENCH_OUT)/replay.svg > $(BENCH_OUT)/.replay-output.txt || { rm -f $(BENCH_OUT)/.replay-output.txt; exit 1; })
+	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES_SH) --json $(BENCH_OUT)/replay-results.json --plot $(BENCH_OUT)/replay.svg > $(BENCH_OUT)/.replay-output.txt || { rm -f $(BENCH_OUT)/.replay-output.txt; exit 1; })
 	$(if $(BENCH_TRACES),mv $(BENCH_OUT)/.replay-output.txt $(BENCH_OUT)/replay-output.txt)
 	$(if $(BENCH_TRACES),cat $(BENCH_OUT)/replay-output.txt)
 
@@ -221,9 +227,9 @@ bench: $(TOOL)
 # first, the kernel's times from the run they were made beside.
 FIGURES_MACHINE ?= AMD EPYC, 2 vCPUs (Firecracker guest), Linux 6.18.44
 figures: $(TOOL)
-	$(TOOL) plot --out docs/bench.svg --machine '$(FIGURES_MACHINE)' docs/bench-results.json
-	$(TOOL) plot --out docs/replay.svg --machine '$(FIGURES_MACHINE)' docs/replay-results.json
-	$(TOOL) plot --out docs/predicted.svg --only predicted --machine '$(FIGURES_MACHINE)' docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/predicted-results.json docs/predicted-replay-results.json
+	$(TOOL) plot --out docs/bench.svg --machine $(call shq,$(FIGURES_MACHINE)) docs/bench-results.json
+	$(TOOL) plot --out docs/replay.svg --machine $(call shq,$(FIGURES_MACHINE)) docs/replay-results.json
+	$(TOOL) plot --out docs/predicted.svg --only predicted --machine $(call shq,$(FIGURES_MACHINE)) docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/predicted-results.json docs/predicted-replay-results.json
 	$(TOOL) plot --out docs/mprotect-arm64.svg --only mprotect docs/mprotect-arm64-results.json
 
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)

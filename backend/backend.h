@@ -17,6 +17,8 @@ struct model_options {
 	 * PB_DEFAULT_VARIANT, whatever @variant holds. */
 	struct pb_variant variant;
 	const char *variant_name;
+	/* pb_config.read_faults_allocate: as this machine's kernel (host.h). */
+	bool read_faults_allocate;
 	/*
 	 * If set, called by finish() after the last statement, while the
 	 * machine still holds the run's final state, with @teardown_arg:

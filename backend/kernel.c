@@ -109,6 +109,10 @@ struct kernel {
 	char fatal[160];
 	/* The statement's time so far: its commands' replies, added up. */
 	uint64_t stmt_ns;
+	/* Its faults on the processes' own pages (kreply), left out. */
+	unsigned long stmt_strays, stray_addr;
+	int stray_proc;
+	bool stmt_unattributed;
 	/*
 	 * The first statement that failed on a limit of this machine rather
 	 * than by the kernel's rules: the run is then SKIP, with this.
@@ -320,8 +324,15 @@ static int call(struct kernel *k, int proc, const struct kcmd *c,
 	if (!ret)
 		ret = read_reply(k, proc, r, data, data_len, k->peek_byte,
 				 sizeof(k->peek_byte));
-	if (!ret)
+	if (!ret) {
 		k->stmt_ns += r->ns;
+		if (r->stray_faults && !k->stmt_strays) {
+			k->stray_addr = r->stray_addr;
+			k->stray_proc = proc;
+		}
+		k->stmt_strays += r->stray_faults;
+		k->stmt_unattributed |= r->unattributed != 0;
+	}
 	if (ret == -EPIPE) {
 		process_died(k, proc);
 		return -EIO;
@@ -749,34 +760,48 @@ static int do_split(struct kernel *k, int proc, const struct stmt *st,
 
 /*
  * resize: mremap(addr, the region's length in this process, LEN, 0),
- * without MREMAP_MAYMOVE.  A grow past the region's room is ENOMEM
- * without asking the kernel, as the model does: the next region may not
- * be placed yet, so the room is this rule, not what happens to be free.
+ * without MREMAP_MAYMOVE.  A grow past the region's room is refused as
+ * if another mapping began at the room's end: the scenario process maps
+ * one there for the call (the next region may not be placed yet, so the
+ * room is this rule, not what happens to be free), and the kernel says
+ * EFAULT or ENOMEM in its own order, as the model does.
  */
 static int do_resize(struct kernel *k, int proc, const struct stmt *st,
 		     struct stmt_result *res)
 {
 	const struct kernel_region *r = &k->regions[st->region];
 	unsigned long *len = &k->procs[proc].len[st->region];
+	bool past_room = st->len > *len && st->len > r->room_end - r->addr;
+	struct kreply rep;
 	struct kcmd c;
 	int ret;
 
 	if (!r->placed)
 		return EFAULT;
-	if (st->len > *len && st->len > r->room_end - r->addr)
-		return ENOMEM;
 	init_cmd(k, &c, KOP_RESIZE);
 	c.addr = r->addr;
 	c.len = *len;
 	c.new_len = st->len;
-	ret = do_simple(k, proc, &c, res);
+	c.new_addr = past_room ? r->room_end : 0;
+	ret = call(k, proc, &c, NULL, 0, &rep, NULL, NULL);
+	if (ret)
+		return ret;
+	res->faults = rep.faults;
+	ret = rep.err;
+	if (rep.host_limit) {
+		host_limit(k, "host limit: nothing could be mapped at the end"
+			   " of %s's room (%#lx) to stand for the next"
+			   " mapping (%s)", k->s->regions[st->region].name,
+			   r->room_end, strerror(ret));
+		return ret;
+	}
 	if (!ret)
 		*len = st->len;
 	/*
 	 * Inside the room nothing is in the way: ENOMEM is the commit
 	 * limit refusing the grow (a `room` of many gigabytes), as for mmap.
 	 */
-	if (ret == ENOMEM && st->len > c.len)
+	if (ret == ENOMEM && st->len > c.len && !past_room)
 		mmap_refused(k, st->len - c.len);
 	return ret;
 }
@@ -923,6 +948,48 @@ static int kernel_settle(struct kernel *k, const struct stmt *st)
 	return ret;
 }
 
+/*
+ * The mapping of /proc/PID/maps that holds @addr, into @buf ("" if none):
+ * where a process's own fault was.
+ */
+static void describe_addr(pid_t pid, unsigned long addr, char *buf,
+			  size_t size)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo &&
+		    addr < hi) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, size, "%.*s", (int)size - 1, line);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* The statement's faults on the processes' own pages, said in its note. */
+static void note_strays(struct kernel *k, struct stmt_result *res)
+{
+	const struct kernel_proc *p = &k->procs[k->stray_proc];
+	char where[300];
+
+	describe_addr(p->pid, k->stray_addr, where, sizeof(where));
+	snprintf(res->note, sizeof(res->note), "%lu fault%s of %s's own,"
+		 " outside the scenario's regions, not counted: the first at"
+		 " 0x%lx (%s)", k->stmt_strays, k->stmt_strays == 1 ? "" : "s",
+		 k->s->proc_names[k->stray_proc], k->stray_addr,
+		 where[0] ? where : "no mapping now");
+}
+
 static void kernel_exec(struct backend *b, const struct stmt *st,
 			struct stmt_result *res)
 {
@@ -947,7 +1014,15 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 	    (kernel_settle(k, st) || kstats_read(k->kst, &before)))
 		k->kst_failed = true;
 	k->stmt_ns = 0;
+	k->stmt_strays = 0;
+	k->stmt_unattributed = false;
 	ret = kernel_do(k, st->proc, st, res);
+	if (k->stmt_strays)
+		note_strays(k, res);
+	else if (k->stmt_unattributed)
+		snprintf(res->note, sizeof(res->note), "more faults than the"
+			 " fault sampler holds: the count is ru_minflt's,"
+			 " the process's own pages included if it took any");
 	k->dio_filled = false;
 	if (k->kst && !k->kst_failed && !kstats_read(k->kst, &after)) {
 		kstats_sub(&res->kstats, &after, &before);

@@ -17,6 +17,19 @@
  * its system call or its stores and loads, not the pipes around them.
  * The vDSO's pages are left unpopulated by populate_own(), so prefault()
  * reads the clock once to map them before the window opens.
+ *
+ * Where a fault was: all that pre-faulting is a belief about what the
+ * process's own code touches, and a new library, a new kernel or a new
+ * glibc can prove it wrong (a statement taking one fault more than the
+ * model, on some machines only).  So every process also samples its own
+ * minor faults with their addresses (perf's software event
+ * page-faults-min, one sample each, into a ring it reads after the
+ * window): a fault outside the scenario's regions is the process's own,
+ * left out of the statement's count and reported with its address.
+ * That event counts what ru_minflt counts but for faults GUP takes for
+ * the process (populate, pins, O_DIRECT: their regs are NULL), which are
+ * always on the scenario's pages.  Without perf (perf_event_open fails)
+ * the count is ru_minflt's, as before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +42,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -62,6 +76,12 @@
 #define MAPS_BUF_SIZE (16UL << 10)
 /* No mapping of the process's own that is worth populating is larger. */
 #define POPULATE_MAX (1UL << 30)
+/*
+ * The fault sampler's ring: 16 bytes a sample, so 2M holds the faults of
+ * a statement over 512M of 4K pages; a bigger one loses samples and its
+ * count is ru_minflt's whole delta (reply.unattributed).
+ */
+#define FAULT_RING_PAGES 512
 
 /*
  * fork with no fault of the process's own between it and the counter.
@@ -184,6 +204,110 @@ static char maps_buf[MAPS_BUF_SIZE];
 static char altstack[ALTSTACK_SIZE] __attribute__((aligned(4096)));
 static sigjmp_buf access_env;
 static volatile sig_atomic_t in_access;
+
+/* ---- where a fault was ---------------------------------------------------- */
+
+static struct {
+	int fd;				/* -1: no sampler */
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	uint64_t size;			/* of the data area */
+} sampler = { .fd = -1 };
+
+/* One PERF_RECORD_SAMPLE of sample_type PERF_SAMPLE_ADDR. */
+struct fault_sample {
+	struct perf_event_header header;
+	uint64_t addr;
+};
+
+static void sampler_close(void)
+{
+	if (sampler.meta)
+		munmap(sampler.meta, (FAULT_RING_PAGES + 1) * 4096UL);
+	if (sampler.fd >= 0)
+		close(sampler.fd);
+	sampler.fd = -1;
+	sampler.meta = NULL;
+}
+
+/*
+ * This process's minor faults, each with its address, from now on.  A
+ * child of fork inherits the parent's fd, which samples the parent: it
+ * opens its own (the ring's mapping is not inherited, VM_DONTCOPY).
+ */
+static void sampler_open(void)
+{
+	struct perf_event_attr a;
+	size_t len = (FAULT_RING_PAGES + 1) * 4096UL;
+	void *ring;
+
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PERF_COUNT_SW_PAGE_FAULTS_MIN;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_ADDR;
+	/* Kernel mode too: copy_from_user's faults on the process's pages. */
+	a.exclude_hv = 1;
+	sampler.fd = (int)syscall(__NR_perf_event_open, &a, 0, -1, -1,
+				  PERF_FLAG_FD_CLOEXEC);
+	if (sampler.fd < 0)
+		return;
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, sampler.fd,
+		    0);
+	if (ring == MAP_FAILED) {
+		sampler_close();
+		return;
+	}
+	sampler.meta = ring;
+	sampler.data = (unsigned char *)ring + 4096;
+	sampler.size = FAULT_RING_PAGES * 4096UL;
+}
+
+static void ring_copy(void *dst, uint64_t pos, size_t len)
+{
+	uint64_t off = pos % sampler.size;
+	size_t first = len < sampler.size - off ? len : sampler.size - off;
+
+	memcpy(dst, sampler.data + off, first);
+	memcpy((char *)dst + first, sampler.data, len - first);
+}
+
+/*
+ * Read what the ring holds and free it.  With @in_window, count the
+ * samples outside the scenario's span into the reply; else forget them
+ * (the faults before a window, the sampler's own reading after one).
+ */
+static void sampler_read(bool in_window)
+{
+	uint64_t head, tail;
+
+	if (!sampler.meta)
+		return;
+	head = __atomic_load_n(&sampler.meta->data_head, __ATOMIC_ACQUIRE);
+	tail = sampler.meta->data_tail;
+	while (in_window && tail + sizeof(struct perf_event_header) <= head) {
+		struct fault_sample s;
+
+		ring_copy(&s.header, tail, sizeof(s.header));
+		if (!s.header.size)
+			break;
+		if (s.header.type == PERF_RECORD_SAMPLE &&
+		    s.header.size >= sizeof(s)) {
+			ring_copy(&s, tail, sizeof(s));
+			if (s.addr < cmd.span_lo || s.addr >= cmd.span_hi) {
+				if (!rep.stray_faults++)
+					rep.stray_addr = s.addr;
+			}
+		} else if (s.header.type == PERF_RECORD_LOST) {
+			rep.unattributed = 1;
+		}
+		tail += s.header.size;
+	}
+	__atomic_store_n(&sampler.meta->data_tail, head, __ATOMIC_RELEASE);
+}
 
 /* ---- pipes ------------------------------------------------------------ */
 
@@ -335,6 +459,9 @@ static void prefault(void)
 	touch(&srv, sizeof(srv));
 	touch(altstack, sizeof(altstack));
 	touch(&access_env, sizeof(access_env));
+	/* Its control page: a kernel that maps it on demand faults here. */
+	if (sampler.meta)
+		touch(sampler.meta, sizeof(*sampler.meta));
 	/* Maps the vDSO's code and data this process may not have yet. */
 	clock_gettime(CLOCK_MONOTONIC, &t_begin);
 	touch(&t_end, sizeof(t_end));
@@ -350,6 +477,7 @@ static uint64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
 static void measure_begin(void)
 {
 	prefault();
+	sampler_read(false);
 	getrusage(RUSAGE_SELF, &ru_before);
 	clock_gettime(CLOCK_MONOTONIC, &t_begin);
 }
@@ -360,6 +488,10 @@ static void measure_end(void)
 	getrusage(RUSAGE_SELF, &ru_after);
 	rep.faults = ru_after.ru_minflt - ru_before.ru_minflt;
 	rep.ns = elapsed_ns(&t_begin, &t_end);
+	sampler_read(true);
+	if (rep.unattributed || rep.stray_faults > rep.faults)
+		rep.stray_faults = 0;	/* ru_minflt's whole delta, then */
+	rep.faults -= rep.stray_faults;
 }
 
 /* ---- statements ------------------------------------------------------- */
@@ -637,6 +769,12 @@ static void child_start(int id, unsigned long faults)
 	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	srv.need_populate = true;
+	/* The parent's sampler is the parent's. */
+	if (sampler.fd >= 0)
+		close(sampler.fd);
+	sampler.fd = -1;
+	sampler.meta = NULL;
+	sampler_open();
 	/* The command loop sends this as the child's first reply. */
 	memset(&rep, 0, sizeof(rep));
 	rep.faults = faults;
@@ -664,6 +802,45 @@ static void do_fork(void)
 	/* The child's pipes (and its future children's) are its own now. */
 	close_subtree_fds(cmd.child, false);
 	srv.need_populate = true;
+}
+
+/*
+ * resize: mremap(addr, len, new_len, 0).  With cmd.new_addr (a grow past
+ * the region's room) a one-page PROT_NONE mapping sits there for the
+ * call, the next mapping the room stands for, so that this kernel says
+ * ENOMEM where it looks for room, after its EFAULT checks, as the model
+ * does.  It is shared, so it never merges with the region, it is made
+ * and removed outside the measured time, and nothing else maps there
+ * (the next region begins a PMD block further).  If it cannot be made,
+ * the reply says so as a limit of this machine.
+ */
+static void do_resize(void)
+{
+	void *guard = NULL;
+
+	if (cmd.new_addr) {
+		guard = mmap((void *)cmd.new_addr, srv.env->page_size,
+			     PROT_NONE, MAP_SHARED | MAP_ANONYMOUS |
+			     MAP_FIXED_NOREPLACE, -1, 0);
+		if (guard == MAP_FAILED) {
+			rep.err = errno;
+			rep.host_limit = 1;
+			return;
+		}
+		if (guard != (void *)cmd.new_addr) {
+			/* A kernel without MAP_FIXED_NOREPLACE: a hint. */
+			munmap(guard, srv.env->page_size);
+			rep.err = EEXIST;
+			rep.host_limit = 1;
+			return;
+		}
+	}
+	measure_begin();
+	rep.err = mremap((void *)cmd.addr, cmd.len, cmd.new_len, 0) ==
+		  MAP_FAILED ? errno : 0;
+	measure_end();
+	if (guard)
+		munmap(guard, srv.env->page_size);
 }
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -798,10 +975,7 @@ static void run_command(void)
 		do_peek();
 		break;
 	case KOP_RESIZE:
-		measure_begin();
-		rep.err = mremap((void *)cmd.addr, cmd.len, cmd.new_len, 0) ==
-			  MAP_FAILED ? errno : 0;
-		measure_end();
+		do_resize();
 		break;
 	default:
 		rep.err = EINVAL;
@@ -889,6 +1063,7 @@ void kproc_serve(const struct kproc_env *env, int id)
 	rseq_unregister();
 	setup_signals();
 	pin_to_one_cpu();
+	sampler_open();
 	srv.need_populate = true;
 
 	for (;;) {

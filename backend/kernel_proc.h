@@ -39,7 +39,7 @@ enum kop {
 	KOP_MREMAP,		/* addr len new_addr flags (MREMAP_DONTUNMAP) */
 	KOP_SPLIT_BLOCK,	/* addr: mprotect one page to prot2, back to prot */
 	KOP_PEEK,		/* len addresses follow; replies with len bytes */
-	KOP_RESIZE,		/* addr len new_len: mremap in place */
+	KOP_RESIZE,		/* addr len new_len new_addr (the room's end, or 0) */
 	KOP_TOUCH,		/* len struct ktouch follow; value */
 	KOP_SETTLE,		/* nothing: the pre-faulting of any command */
 	KOP_DIO_FILL,		/* len value: a dio-read's file, written now */
@@ -86,8 +86,17 @@ enum { KREPLY_DONE, KREPLY_DATA };
 struct kreply {
 	int kind;		/* KREPLY_DONE or KREPLY_DATA */
 	int err;		/* positive errno */
-	unsigned long faults;	/* ru_minflt delta of the command */
+	/*
+	 * ru_minflt delta of the command, less the faults the fault sampler
+	 * saw outside [span_lo, span_hi): the process's own pages
+	 * (kernel_proc.c, "Where a fault was").
+	 */
+	unsigned long faults;
 	unsigned long child_faults;
+	unsigned long stray_faults;	/* left out of @faults */
+	unsigned long stray_addr;	/* the first of them */
+	/* The sampler lost samples: @faults is ru_minflt's whole delta. */
+	int unattributed;
 	/*
 	 * CLOCK_MONOTONIC nanoseconds of the operation itself, read in this
 	 * process right around it (kernel_proc.c: measure_begin/_end).

@@ -455,9 +455,11 @@ static int do_mremap(struct model *m, struct model_proc *p,
 
 /*
  * resize: mremap(addr, the region's length in this process, LEN, 0).  A
- * grow past the region's room fails as if another mapping began there
- * (ENOMEM), before anything else is asked: the kernel backend does the
- * same, so the records compare whatever lies past the room.
+ * grow past the region's room fails as if another mapping began there:
+ * ENOMEM where Linux looks for room, after its EFAULT checks (the first
+ * page mapped, the range one VMA).  The kernel backend maps such a
+ * mapping there for the call, so the records compare whatever lies past
+ * the room.
  */
 static int do_resize(struct model *m, struct model_proc *p,
 		     const struct stmt *st)
@@ -468,9 +470,8 @@ static int do_resize(struct model *m, struct model_proc *p,
 
 	if (!r->placed)
 		return -EFAULT;
-	if (st->len > old_len && st->len > r->room_end - r->addr)
-		return -ENOMEM;
-	ret = pb_mremap_resize(p->pb, r->addr, old_len, st->len);
+	ret = pb_mremap_resize_room(p->pb, r->addr, old_len, st->len,
+				    r->room_end);
 	if (!ret)
 		p->len[st->region] = st->len;
 	return ret;
@@ -774,6 +775,7 @@ static int shared_machine_boot(struct model *m)
 {
 	struct pb_config cfg = {
 		.memory_bytes = m->opt.memory_bytes, .checkpoints = true,
+		.read_faults_allocate = m->opt.read_faults_allocate,
 	};
 	int ret;
 
@@ -809,7 +811,10 @@ static void model_fini(struct model *m)
 static int model_start(struct backend *b, const struct scenario *s)
 {
 	struct model *m = to_model(b);
-	struct pb_config cfg = { .memory_bytes = m->opt.memory_bytes };
+	struct pb_config cfg = {
+		.memory_bytes = m->opt.memory_bytes,
+		.read_faults_allocate = m->opt.read_faults_allocate,
+	};
 	int ret;
 
 	if (m->running && !m->opt.checkpoints)
@@ -1071,5 +1076,6 @@ struct backend *model_backend_create(const struct model_options *opt)
 	m->base.ops = &model_ops;
 	m->base.variant = m->opt.variant_name;
 	m->base.arch = "-";
+	m->base.no_zero_page = m->opt.read_faults_allocate;
 	return &m->base;
 }

@@ -11,13 +11,18 @@
  * thp_settings_restore(), at exit() and on SIGINT, SIGTERM, SIGHUP,
  * SIGQUIT, SIGSEGV, SIGABRT and SIGBUS.
  * Nothing can run on SIGKILL or _exit(): those leave the run's settings in
- * place, and the old values are lost.
+ * place, but apply saved the old values first in a journal beside the
+ * lock (/run/ptebatch-thp.journal for the machine's), and whoever takes
+ * the lock next puts back each knob that still holds the dead run's
+ * value (thp_sysfs.c says more).
  */
 #ifndef BACKEND_THP_SYSFS_H
 #define BACKEND_THP_SYSFS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "scenario/scenario.h"
 
@@ -73,8 +78,11 @@ void thp_settings_restore(void);
  * with @why if the file cannot be opened or locked.  While another
  * process holds it, it waits, quietly for a second, then saying once on
  * stderr "ptebatch: waiting for the THP settings lock held by pid N
- * (PATH)", and on for as long as it takes.  A signal that ends the
- * process ends the wait.
+ * (ITS COMMAND; PATH)", and on for as long as it takes.  A signal that
+ * ends the process ends the wait.  A holder that is an ancestor of this
+ * process (a ptebatch record that did not lend it the lock, below; a
+ * script holding it with flock(1) around its ptebatch) would wait for
+ * this process to end: -EDEADLK at once, its reason in @why.
  *
  * thp_lock_drop() releases what thp_lock_take() took; while this
  * process's apply holds the lock it does nothing (restore releases it).
@@ -82,6 +90,41 @@ void thp_settings_restore(void);
  */
 int thp_lock_take(char *why, size_t whylen);
 void thp_lock_drop(void);
+
+/*
+ * Lending the lock to a command: ptebatch record holds the lock while the
+ * command it traces runs, and that command may be a ptebatch that needs
+ * it (`record -- ptebatch run --backend kernel X.scn`, `record --
+ * ptebatch diff X.scn`, a nested record, bench, calibrate).
+ *
+ * thp_lock_lend() (holding the lock) makes a lock of its own for the
+ * command: a memfd, named in THP_LOCK_ENV as "FD PID STARTTIME" (the
+ * lender's pid and start time, so that a reused pid is never taken for
+ * it); thp_lock_lend_child(), between fork() and exec(), leaves that fd
+ * open across exec() and puts the variable in the environment.  A
+ * thp_lock_take() that finds the variable takes the lent lock instead of
+ * the machine's if the descriptor is such a memfd, the lender is its
+ * ancestor (parent, grandparent...) and still runs, and the lender has
+ * not taken it back; the lender's descendants then take turns on it, as
+ * processes do on the machine's.  Anything else (a daemon the command
+ * left behind, a variable copied elsewhere) takes the machine's lock.
+ * Everything it changes goes back before the lender's own restore.
+ *
+ * thp_lock_take_back(), once the command has ended, waits for any
+ * descendant still holding the lent lock (one that left the command's
+ * process group), puts back what a descendant killed with SIGKILL left,
+ * and marks it taken back, so that nothing takes it after.  It returns
+ * 0, or -errno with @why (-EINTR if *@stop became non-zero while it
+ * waited).
+ */
+#define THP_LOCK_ENV "PTEBATCH_THP_LOCK"
+int thp_lock_lend(char *why, size_t whylen);
+void thp_lock_lend_child(void);
+int thp_lock_take_back(const volatile sig_atomic_t *stop, char *why,
+		       size_t whylen);
+
+/* Is @pid this process's parent, grandparent, ...?  (From /proc.) */
+bool thp_pid_is_ancestor(pid_t pid);
 
 /*
  * Use @dir instead of THP_SYSFS_DIR (NULL: back to it).  For tests, which

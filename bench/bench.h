@@ -179,19 +179,8 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
  */
 int bench_plot(const struct bench_opts *o);
 
-/*
- * The gnuplot script of the figure @path, one figure at a time: opened
- * as a temporary file of this run in $TMPDIR (its path into @script,
- * BENCH_PLOT_SCRIPT_LEN bytes), run and removed; gnuplot's `set output`
- * is bench_plot_output(), a temporary file that becomes @path when
- * gnuplot succeeds (lib/outfile.h: a device or a FIFO gets the bytes in
- * place), and is removed when it fails.  Both say on stderr what failed.
- * Open returns NULL on failure, run 0 or -errno.
- */
-#define BENCH_PLOT_SCRIPT_LEN 4200
-FILE *bench_plot_script_open(char *script, const char *path);
-const char *bench_plot_output(void);
-int bench_plot_script_run(FILE *f, const char *script, const char *plot);
+/* The flag the figures' file came from, for messages (--plot or --out). */
+const char *bench_plot_flag(void);
 
 /* Progress on stderr when it is a terminal. */
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)

@@ -263,7 +263,7 @@ int bench_plot_check(const char *flag, const char *path, char *why,
 		     size_t whylen)
 {
 	plot_flag = flag;
-	if (system("command -v gnuplot >/dev/null 2>&1")) {
+	if (!fig_have_gnuplot()) {
 		snprintf(why, whylen, "%s: needs gnuplot, which is not"
 			 " installed (Debian: apt-get install gnuplot-nox)",
 			 flag);
@@ -350,84 +350,9 @@ void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 
 /* ---- --plot ---------------------------------------------------------- */
 
-/*
- * The figure being drawn, one at a time (bench/figure.c draws them in
- * turn): its script, a temporary file of this run, and its SVG, which
- * gnuplot writes to a temporary file renamed over the figure's name once
- * gnuplot has succeeded (lib/outfile.h).
- */
-static struct outfile plot_script, plot_out;
-
-FILE *bench_plot_script_open(char *script, const char *path)
+const char *bench_plot_flag(void)
 {
-	char why[1200];
-
-	/* A figure left open by a path that never ran it: gone now. */
-	outfile_discard(&plot_out);
-	outfile_discard(&plot_script);
-	if (outfile_open(&plot_out, plot_flag, path, OUTFILE_BY_PATH, why,
-			 sizeof(why))) {
-		fprintf(stderr, "ptebatch: %s\n", why);
-		return NULL;
-	}
-	if (outfile_scratch(&plot_script, "ptebatch-plot", why, sizeof(why))) {
-		fprintf(stderr, "ptebatch: %s: %s\n", plot_flag, why);
-		outfile_discard(&plot_out);
-		return NULL;
-	}
-	snprintf(script, BENCH_PLOT_SCRIPT_LEN, "%s",
-		 outfile_write_path(&plot_script));
-	return plot_script.f;
-}
-
-const char *bench_plot_output(void)
-{
-	return outfile_write_path(&plot_out);
-}
-
-/* gnuplot SCRIPT, not through a shell: its exit status, or -1. */
-static int run_gnuplot(const char *script)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		execlp("gnuplot", "gnuplot", script, (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return status;
-}
-
-int bench_plot_script_run(FILE *f, const char *script, const char *plot)
-{
-	char why[1200];
-	int status, err = 0;
-
-	if (fflush(f) || ferror(f)) {
-		err = -EIO;
-		fprintf(stderr, "ptebatch: %s: %s: write error\n", plot_flag,
-			script);
-		goto out;
-	}
-	status = run_gnuplot(script);
-	if (status) {
-		fprintf(stderr, "ptebatch: %s: gnuplot failed (status %d)"
-			" on %s: nothing written\n", plot_flag, status, plot);
-		err = -EIO;
-		goto out;
-	}
-	err = outfile_commit(&plot_out, why, sizeof(why));
-	if (err)
-		fprintf(stderr, "ptebatch: %s\n", why);
-out:
-	outfile_discard(&plot_out);
-	outfile_discard(&plot_script);
-	return err;
+	return plot_flag;
 }
 
 int bench_plot(const struct bench_opts *o)

@@ -8,23 +8,34 @@
  * area, and the canvas is sized for what it holds.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 #include "bench/figure.h"
 #include "calibrate/calib.h"
 #include "calibrate/measure.h"
+#include "lib/outfile.h"
+#include "lib/readfile.h"
+#include "lib/xmltext.h"
 
 struct fig_row {
 	json_t *obj;
 	const char *bench, *folio, *op, *variant, *backend, *arch, *machine;
 	const char *trace;
+	const char *where;		/* the file it was read from */
+	int lineno;			/* its line there */
 	double median, min, max;
 	int reps;
 };
@@ -44,6 +55,14 @@ static double num(const struct fig_row *r, const char *key)
 	json_t *v = json_object_get(r->obj, key);
 
 	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static bool arch_name_ok(const char *arch)
+{
+	size_t n = strspn(arch, "abcdefghijklmnopqrstuvwxyz"
+			  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_");
+
+	return n && n <= 32 && !arch[n];
 }
 
 int fig_rows_add_line(struct fig_rows *rows, const char *line,
@@ -78,6 +97,14 @@ int fig_rows_add_line(struct fig_rows *rows, const char *line,
 			json_decref(o);
 			return -EINVAL;
 		}
+	/* An arch names files (OUT-gup-ARCH.svg): a plain name only. */
+	if (str_field(o, "arch") && !arch_name_ok(str_field(o, "arch"))) {
+		snprintf(why, whylen, "%s:%d: \"arch\" is not an"
+			 " architecture's name (1 to 32 letters, digits, - and"
+			 " _)", where, lineno);
+		json_decref(o);
+		return -EINVAL;
+	}
 	if (!json_is_number(json_object_get(o, "median_us"))) {
 		snprintf(why, whylen, "%s:%d: no number \"median_us\"", where,
 			 lineno);
@@ -107,6 +134,8 @@ int fig_rows_add_line(struct fig_rows *rows, const char *line,
 	r->arch = str_field(o, "arch");
 	r->machine = str_field(o, "machine");
 	r->trace = str_field(o, "trace");
+	r->where = where;
+	r->lineno = lineno;
 	r->median = num(r, "median_us");
 	r->min = num(r, "min_us");
 	r->max = num(r, "max_us");
@@ -140,24 +169,25 @@ int fig_rows_read_text(struct fig_rows *rows, const char *buf, size_t len,
 int fig_rows_read_file(struct fig_rows *rows, const char *path, char *why,
 		       size_t whylen)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	int lineno = 0, err = 0;
+	struct readfile_lines lines;
+	char *line;
+	size_t len;
+	int lineno = 0, err;
 
-	if (!f) {
-		err = -errno;
-		snprintf(why, whylen, "%s: %s", path, strerror(errno));
-		return err;
-	}
-	while (!err && getline(&line, &cap, f) >= 0)
+	err = readfile_lines_open(&lines, path, FIG_ROWS_MAX_BYTES, 0,
+				  "a rows file", why, whylen);
+	while (!err && (err = readfile_lines_next(&lines, &line, &len, why,
+						  whylen)) > 0) {
+		/* json_loads() would end the line at the NUL, unsaid. */
+		if (strlen(line) != len) {
+			snprintf(why, whylen, "%s:%d: a NUL byte in the line",
+				 path, lineno + 1);
+			err = -EINVAL;
+			break;
+		}
 		err = fig_rows_add_line(rows, line, path, ++lineno, why, whylen);
-	if (!err && ferror(f)) {
-		err = -EIO;
-		snprintf(why, whylen, "%s: %s", path, strerror(EIO));
 	}
-	free(line);
-	fclose(f);
+	readfile_lines_close(&lines);
 	return err;
 }
 
@@ -286,19 +316,89 @@ static const char *machine_of(const struct fig_rows *rows, const char *bench,
 
 /* ---- gnuplot ---------------------------------------------------------- */
 
-/* @s as a gnuplot "..." string: literal, a newline as a line break. */
-static void gq(FILE *f, const char *s)
+/*
+ * No string of a row, of a flag or of a file name is gnuplot code.
+ * gnuplot expands what it reads as commands before it parses them:
+ * `command` runs a shell inside "..." (as root, here), @name substitutes
+ * a macro, "..." reads \-escapes, ; and a newline end a command, and a
+ * string in an expression may call system().  Datablock lines are not
+ * commands: gnuplot 5.4 keeps a here-document's lines as they are
+ * (no backquote, no macro, no escape, no continuation), and $L[N] is
+ * line N as a string value, which nothing expands again.  So every
+ * text a figure draws is a line of the datablock $L, and the script
+ * names it by number only: `set title $L[3][2:]`.  Each line starts
+ * with "|" ([2:] drops it), so that no text can be the datablock's
+ * terminator.  A text's newlines make lines of their own, joined with
+ * "\n" in the script.  Two things stay: the labels of `set xtics
+ * ("LABEL" X)` are formats (gprintf), so their % are doubled; and the
+ * text must be XML that the svg terminal passes on (lib/xmltext.h: what
+ * XML cannot carry becomes U+FFFD; the terminal escapes & and <, and
+ * figure_svg_fix() the > of a "]]>").  Enhanced text is off (`set
+ * termoption noenhanced`), so ^ _ @ & { } are drawn as they are.
+ *
+ * The figure is drawn on gnuplot's stdout, not into a file gnuplot
+ * names: no file name reaches gnuplot either, and nothing is written
+ * until every figure of the run is drawn.
+ */
+
+/* A drawn figure, kept until all are drawn: its file and its SVG. */
+struct fig_svg {
+	char path[4200];
+	char *svg;
+	size_t len;
+};
+
+struct figure {
+	FILE *f;			/* the commands */
+	char *cmd;
+	size_t cmd_len;
+	FILE *lab;			/* the lines of $L */
+	char *lab_text;
+	size_t lab_len;
+	int nr_labels;
+	char path[4200];
+	int blk;
+	int err;			/* -EINVAL: a row that cannot be drawn */
+	char why[9000];
+};
+
+/*
+ * @s drawn as it is, by reference to lines of $L: in the script
+ * `$L[N][2:]`, or `$L[N][2:]."\n".$L[N+1][2:]` for several lines.  A
+ * tic label (@tic) has its % doubled, gnuplot reading it as a format.
+ */
+static void label(struct figure *fig, const char *s, bool tic)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
+	char *clean = xml_clean_text(s, true), *c, *nl;
+	bool first = true;
+
+	if (!clean) {
+		fig->err = -ENOMEM;
+		fputs("\"\"", fig->f);
+		return;
 	}
-	fputc('"', f);
+	if (!clean[0]) {
+		/* "" is gnuplot's no-title: kept as the code's own. */
+		fputs("\"\"", fig->f);
+		free(clean);
+		return;
+	}
+	for (c = clean; c; c = nl ? nl + 1 : NULL) {
+		nl = strchr(c, '\n');
+		if (nl)
+			*nl = '\0';
+		fputc('|', fig->lab);
+		for (; *c; c++) {
+			if (tic && *c == '%')
+				fputc('%', fig->lab);
+			fputc(*c, fig->lab);
+		}
+		fputc('\n', fig->lab);
+		fprintf(fig->f, "%s$L[%d][2:]", first ? "" : ".\"\\n\".",
+			++fig->nr_labels);
+		first = false;
+	}
+	free(clean);
 }
 
 /* A colour-blind-safe palette (Okabe and Ito), by meaning. */
@@ -332,6 +432,10 @@ struct series {
 	bool key_only;			/* bars: a legend entry alone */
 	int n;
 	double x[MAX_POINTS], y[MAX_POINTS], lo[MAX_POINTS], hi[MAX_POINTS];
+	/* Where a point's y comes from, to name a row that cannot be
+	 * drawn: the row (NULL: the code's own numbers) and its field. */
+	const struct fig_row *row[MAX_POINTS];
+	const char *field[MAX_POINTS];
 };
 
 struct panel {
@@ -386,7 +490,20 @@ static void point_add(struct series *s, double x, double y, double lo,
 	s->y[s->n] = y;
 	s->lo[s->n] = lo;
 	s->hi[s->n] = hi;
+	s->row[s->n] = NULL;
+	s->field[s->n] = NULL;
 	s->n++;
+}
+
+/* Field @field of row @r (NULL: none) @scale as a point of @s at @x. */
+static void point_field(struct series *s, double x, const struct fig_row *r,
+			const char *field, double scale)
+{
+	point_add(s, x, r ? num(r, field) * scale : NAN, NAN, NAN);
+	if (s->n && r) {
+		s->row[s->n - 1] = r;
+		s->field[s->n - 1] = field;
+	}
 }
 
 /* A row's median, min and max times @scale as a point of @s at @x. */
@@ -398,6 +515,10 @@ static void point_row(struct series *s, double x, const struct fig_row *r,
 			  r->max * scale);
 	else
 		point_add(s, x, NAN, NAN, NAN);
+	if (s->n && r) {
+		s->row[s->n - 1] = r;
+		s->field[s->n - 1] = "median_us";
+	}
 }
 
 static void data_value(FILE *f, double v)
@@ -459,12 +580,66 @@ static void panels_align(struct panel *p, int n)
  */
 #define ERRBAR_HEADS "heads size screen 0.004,90"
 
-/* One panel: its axes, its data as datablocks, its plot command. */
-static void panel_plot(FILE *f, const struct panel *p, int *blk)
+/*
+ * A value of a row that @p would draw on a log axis but cannot (0 or
+ * less): "FILE:LINE: ..." in @fig->why, -EINVAL in @fig->err.  gnuplot
+ * would leave such a bar or point out without a word, or stop half-way
+ * through the figure when a series has nothing else.
+ */
+static void panel_check_log(struct figure *fig, const struct panel *p)
 {
-	int nbars = 0, bar = 0, i, j, first = *blk;
+	int i, j, k;
+
+	for (j = 0; j < p->ns && !fig->err; j++) {
+		const struct series *s = &p->s[j];
+
+		for (i = 0; i < s->n && !fig->err; i++) {
+			const struct fig_row *r = s->row[i];
+			bool times = s->field[i] &&
+				     !strcmp(s->field[i], "median_us");
+			const char *field[3] = {
+				s->field[i], times ? "min_us" : NULL,
+				times ? "max_us" : NULL,
+			};
+			double v[3] = { s->y[i], s->lo[i], s->hi[i] };
+			const char *axis = "y";
+
+			if (!r || s->key_only)
+				continue;
+			for (k = 0; k < 3; k++)
+				if (field[k] && p->logy && (k == 0 || s->err) &&
+				    !isnan(v[k]) && v[k] <= 0)
+					break;
+			if (k == 3 && p->logx2 && s->kind != SER_HLINE &&
+			    !isnan(s->y[i]) && s->x[i] <= 0 &&
+			    !isnan(num(r, "wp_reuse_max"))) {
+				field[k = 0] = "wp_reuse_max";
+				v[0] = num(r, "wp_reuse_max");
+				axis = "x";
+			}
+			if (k == 3)
+				continue;
+			fig->err = -EINVAL;
+			snprintf(fig->why, sizeof(fig->why), "%s:%d: \"%s\" is"
+				 " %g, but %s draws it on a log %s axis (\"%s\"),"
+				 " which has no place for 0 or less", r->where,
+				 r->lineno, field[k], num(r, field[k]),
+				 fig->path, axis,
+				 *axis == 'y' ? p->ylabel : p->xlabel);
+		}
+	}
+}
+
+/* One panel: its axes, its data as datablocks, its plot command. */
+static void panel_plot(struct figure *fig, const struct panel *p)
+{
+	int nbars = 0, bar = 0, i, j, first = fig->blk;
+	int *blk = &fig->blk;
+	FILE *f = fig->f;
 	double width;
 	bool any = false;
+
+	panel_check_log(fig, p);
 
 	for (j = 0; j < p->ns; j++)
 		nbars += p->s[j].kind == SER_BARS && !p->s[j].key_only;
@@ -493,11 +668,11 @@ static void panel_plot(FILE *f, const struct panel *p, int *blk)
 	      "set xtics nomirror\nset grid ytics lc rgb '#d8d8d8' lw 1\n",
 	      f);
 	fputs("set title ", f);
-	gq(f, p->title);
+	label(fig, p->title, false);
 	fputs(" font ',12'\nset xlabel ", f);
-	gq(f, p->xlabel);
+	label(fig, p->xlabel, false);
 	fputs("\nset ylabel ", f);
-	gq(f, p->ylabel);
+	label(fig, p->ylabel, false);
 	fputc('\n', f);
 	if (p->logy)
 		fputs("set logscale y\nset format y '%g'\n", f);
@@ -509,7 +684,7 @@ static void panel_plot(FILE *f, const struct panel *p, int *blk)
 		fputs("set xtics (", f);
 		for (i = 0; i < p->nr_cats; i++) {
 			fputs(i ? ", " : "", f);
-			gq(f, p->cats[i]);
+			label(fig, p->cats[i], true);
 			fprintf(f, " %d", i);
 		}
 		fputs(")\n", f);
@@ -553,7 +728,7 @@ static void panel_plot(FILE *f, const struct panel *p, int *blk)
 			fputs(any ? ", \\\n     " : "", f);
 			fprintf(f, "keyentry with boxes lc rgb '%s' title ",
 				s->color);
-			gq(f, s->title);
+			label(fig, s->title, false);
 			any = true;
 			continue;
 		}
@@ -565,7 +740,7 @@ static void panel_plot(FILE *f, const struct panel *p, int *blk)
 		case SER_BARS:
 			fprintf(f, "$d%d using 1:2 with boxes lc rgb '%s'"
 				" title ", d, s->color);
-			gq(f, s->title);
+			label(fig, s->title, false);
 			if (s->err)
 				fprintf(f, ", $d%d using 1:3:(0):($4-$3) with"
 					" vectors %s lc rgb '#222222' lw 1"
@@ -574,13 +749,13 @@ static void panel_plot(FILE *f, const struct panel *p, int *blk)
 		case SER_MARKS:
 			fprintf(f, "$d%d using 1:2:3:4 with yerrorbars lc rgb '%s'"
 				" pt %d ps 1.4 lw 1.5 title ", d, s->color, s->pt);
-			gq(f, s->title);
+			label(fig, s->title, false);
 			break;
 		case SER_LINES:
 			fprintf(f, "$d%d using 1:2 with linespoints lc rgb '%s'"
 				" pt %d ps %s lw 2 title ", d, s->color, s->pt,
 				s->pt == 4 ? "2" : "1");
-			gq(f, s->title);
+			label(fig, s->title, false);
 			if (s->err)
 				fprintf(f, ", $d%d using 1:3:(0):($4-$3) with"
 					" vectors %s lc rgb '%s' lw 1 notitle",
@@ -590,7 +765,7 @@ static void panel_plot(FILE *f, const struct panel *p, int *blk)
 			/* The line spans the axis: gnuplot's own x. */
 			fprintf(f, "%.9g with lines dt 2 lw 2 lc rgb '%s' title ",
 				s->y[0], s->color);
-			gq(f, s->title);
+			label(fig, s->title, false);
 			break;
 		}
 	}
@@ -604,13 +779,6 @@ static void panel_plot(FILE *f, const struct panel *p, int *blk)
 		fputs("NaN notitle", f);
 	fputc('\n', f);
 }
-
-struct figure {
-	FILE *f;
-	char script[BENCH_PLOT_SCRIPT_LEN];
-	char path[4200];
-	int blk;
-};
 
 /*
  * The file of figure @name: @out itself when it is the only one, or when
@@ -634,35 +802,346 @@ static int figure_open(struct figure *fig, const char *path, int width,
 {
 	memset(fig, 0, sizeof(*fig));
 	snprintf(fig->path, sizeof(fig->path), "%s", path);
-	fig->f = bench_plot_script_open(fig->script, path);
-	if (!fig->f)
-		return -EIO;
+	fig->f = open_memstream(&fig->cmd, &fig->cmd_len);
+	fig->lab = open_memstream(&fig->lab_text, &fig->lab_len);
+	if (!fig->f || !fig->lab) {
+		if (fig->f)
+			fclose(fig->f);
+		free(fig->cmd);
+		return -ENOMEM;
+	}
+	/* No `set output`: the SVG goes to stdout (see above). */
 	fprintf(fig->f, "set terminal svg size %d,%d font 'Sans,11'"
 		" background '#ffffff'\n"
 		"set termoption noenhanced\n"
-		"set encoding utf8\n"
-		"set output ", width, height);
-	gq(fig->f, bench_plot_output());
-	fputs("\nset datafile missing 'NaN'\n"
+		"set encoding utf8\n", width, height);
+	fputs("set datafile missing 'NaN'\n"
 	      "set border 3 lc rgb '#444444'\n"
 	      "set tics textcolor rgb '#222222'\n"
 	      "set style fill solid 0.85 border lc rgb '#333333'\n"
 	      "set pointintervalbox 0\n"
 	      "set lmargin 12\n", fig->f);
 	fprintf(fig->f, "set multiplot layout %d,%d title ", rows, cols);
-	gq(fig->f, title);
+	label(fig, title, false);
 	fputs(" font ',13'\n", fig->f);
 	return 0;
 }
 
-static int figure_close(struct figure *fig, FILE *log)
+/* Write all of @len bytes of @buf to @fd: 0 or -errno. */
+static int write_all(int fd, const char *buf, size_t len)
 {
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* All that was written to the memfd @fd, malloc'd, NUL-terminated. */
+static char *read_memfd(int fd, size_t *lenp)
+{
+	struct stat sb;
+	size_t len, done = 0;
+	char *buf;
+
+	if (fstat(fd, &sb))
+		return NULL;
+	len = (size_t)sb.st_size;
+	buf = malloc(len + 1);
+	if (!buf)
+		return NULL;
+	while (done < len) {
+		ssize_t n = pread(fd, buf + done, len - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	buf[done] = '\0';
+	*lenp = done;
+	return buf;
+}
+
+/*
+ * The message of one line of gnuplot's stderr, @n bytes at @s, into
+ * @buf: what follows its `"SCRIPT" line N: ` (N into @line), else the
+ * line itself.
+ */
+static void gnuplot_line(const char *s, size_t n, char *buf, size_t len,
+			 int *line)
+{
+	const char *c;
+
+	*line = 0;
+	for (c = s; c + 5 < s + n; c++)
+		if (!strncmp(c, "line ", 5) && sscanf(c, "line %d:", line) == 1)
+			break;
+	if (c + 5 < s + n && memchr(c, ':', (size_t)(s + n - c))) {
+		c = memchr(c, ':', (size_t)(s + n - c)) + 1;
+	} else {
+		c = s;
+		*line = 0;
+	}
+	c += strspn(c, " \t");
+	snprintf(buf, len, "%.*s", (int)(s + n - c), c);
+}
+
+/*
+ * gnuplot's own words on what failed, in one line of @buf: its last
+ * message ("line N: all points y value undefined!") without the script's
+ * name, nor the line of the script and the caret it shows before it.
+ */
+static void gnuplot_message(const char *err, char *buf, size_t len, int *line)
+{
+	const char *c, *last = NULL;
+	size_t n;
+
+	for (c = err; *c; c += n + !!c[n]) {
+		n = strcspn(c, "\n");
+		if (strspn(c, " \t^") < n)
+			last = c;
+	}
+	*line = 0;
+	if (last)
+		gnuplot_line(last, strcspn(last, "\n"), buf, len, line);
+	else
+		snprintf(buf, len, "it gave no reason");
+}
+
+/*
+ * A memfd (close-on-exec) numbered 3 or above: were it 0, 1 or 2 (this
+ * process started with one closed), the dup2() onto gnuplot's own 0, 1
+ * or 2 would be no dup at all and leave it to close at exec.
+ */
+static int memfd_high(const char *name)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC), high;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return high;
+}
+
+/*
+ * Run gnuplot on @script, its SVG (stdout) into @svg; 0, or -ENOENT (no
+ * gnuplot) or -EIO with what happened in one line in @why.  The script
+ * goes in a memfd, read by its /proc name (gnuplot stops at a script
+ * file's first error; on stdin it would go on), so nothing is left in
+ * /tmp; gnuplot is run from an argument vector, no shell.
+ */
+static int gnuplot_run(const char *script, size_t len, char **svg,
+		       size_t *svg_len, char **errtext, char *why,
+		       size_t whylen)
+{
+	char *const argv[] = { "gnuplot", "/proc/self/fd/0", NULL };
+	posix_spawn_file_actions_t fa;
+	int sfd, ofd, efd, status, err;
+	size_t elen = 0;
+	pid_t pid;
+
+	*svg = *errtext = NULL;
+	sfd = memfd_high("ptebatch-plot-script");
+	ofd = memfd_high("ptebatch-plot-svg");
+	efd = memfd_high("ptebatch-plot-stderr");
+	err = sfd < 0 || ofd < 0 || efd < 0 ? -errno : 0;
+	if (!err)
+		err = write_all(sfd, script, len);
+	if (err) {
+		snprintf(why, whylen, "could not pass gnuplot its script: %s",
+			 strerror(-err));
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, sfd, 0);
+	posix_spawn_file_actions_adddup2(&fa, ofd, 1);
+	posix_spawn_file_actions_adddup2(&fa, efd, 2);
+	err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err) {
+		snprintf(why, whylen, err == ENOENT ? "gnuplot is not installed"
+			 " (Debian: apt-get install gnuplot-nox)" :
+			 "could not run gnuplot: %s", strerror(err));
+		err = err == ENOENT ? -ENOENT : -EIO;
+		goto out;
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			err = -errno;
+			snprintf(why, whylen, "waiting for gnuplot: %s",
+				 strerror(errno));
+			goto out;
+		}
+	*errtext = read_memfd(efd, &elen);
+	*svg = read_memfd(ofd, svg_len);
+	if (!*errtext || !*svg) {
+		err = -ENOMEM;
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+	} else if (WIFSIGNALED(status)) {
+		err = -EIO;
+		snprintf(why, whylen, "gnuplot was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else if (WEXITSTATUS(status)) {
+		char msg[400];
+		int line;
+
+		err = -EIO;
+		gnuplot_message(*errtext, msg, sizeof(msg), &line);
+		if (line)
+			snprintf(why, whylen, "gnuplot stopped at line %d of"
+				 " its script: %s", line, msg);
+		else
+			snprintf(why, whylen, "gnuplot exited with status %d:"
+				 " %s", WEXITSTATUS(status), msg);
+	} else if (!*svg_len) {
+		err = -EIO;
+		snprintf(why, whylen, "gnuplot drew nothing");
+	}
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (ofd >= 0)
+		close(ofd);
+	if (efd >= 0)
+		close(efd);
+	if (err) {
+		free(*svg);
+		*svg = NULL;
+	}
+	return err;
+}
+
+/*
+ * gnuplot's svg terminal escapes & and < in text but not >, so a "]]>"
+ * in a label (which XML forbids in text) is written as "]]&gt;" here.
+ * The terminal writes no CDATA section of its own (no `mouse` option).
+ */
+static int figure_svg_fix(char **svg, size_t *len)
+{
+	size_t n = 0, i, o;
+	char *in = *svg, *out;
+
+	for (i = 0; i + 3 <= *len; i++)
+		n += !memcmp(in + i, "]]>", 3);
+	if (!n)
+		return 0;
+	out = malloc(*len + 3 * n + 1);
+	if (!out)
+		return -ENOMEM;
+	for (i = o = 0; i < *len; i++) {
+		if (i + 3 <= *len && !memcmp(in + i, "]]>", 3)) {
+			memcpy(out + o, "]]&gt;", 6);
+			o += 6;
+			i += 2;
+		} else {
+			out[o++] = in[i];
+		}
+	}
+	out[o] = '\0';
+	free(in);
+	*svg = out;
+	*len = o;
+	return 0;
+}
+
+/*
+ * A failed script kept for whoever debugs it: $TMPDIR (or /tmp)
+ * /ptebatch-plot-XXXXXX.gp, named in @buf; "" if it could not be.
+ */
+static void figure_keep_script(const char *script, size_t len, char *buf,
+			       size_t buflen)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4200];
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/ptebatch-plot-XXXXXX.gp",
+		 dir && dir[0] ? dir : "/tmp");
+	fd = mkstemps(path, 3);
+	if (fd < 0)
+		return;
+	if (write_all(fd, script, len) || close(fd)) {
+		unlink(path);
+		return;
+	}
+	snprintf(buf, buflen, "%s", path);
+}
+
+/*
+ * Draw @fig: check it, run gnuplot, keep the SVG in @out to be written
+ * with the others.  Each failure is one line on stderr.
+ */
+static int figure_close(struct figure *fig, struct fig_svg *out)
+{
+	char why[800], kept[4300], *script = NULL, *errtext = NULL, *c;
+	size_t len = 0, n;
+	FILE *sf;
 	int err;
 
 	fputs("unset multiplot\n", fig->f);
-	err = bench_plot_script_run(fig->f, fig->script, fig->path);
-	if (!err && log)
-		fprintf(log, "plot: wrote %s\n", fig->path);
+	err = fflush(fig->f) || fflush(fig->lab) || ferror(fig->f) ||
+	      ferror(fig->lab) ? -ENOMEM : fig->err;
+	sf = err ? NULL : open_memstream(&script, &len);
+	if (sf) {
+		fprintf(sf, "$L << EOD\n%.*sEOD\n%.*s", (int)fig->lab_len,
+			fig->lab_text, (int)fig->cmd_len, fig->cmd);
+		if (fclose(sf))
+			err = -ENOMEM;
+	} else if (!err) {
+		err = -ENOMEM;
+	}
+	fclose(fig->f);
+	fclose(fig->lab);
+	free(fig->cmd);
+	free(fig->lab_text);
+	if (err == -EINVAL) {
+		fprintf(stderr, "ptebatch: plot: %s\n", fig->why);
+		goto out;
+	}
+	if (err) {
+		fprintf(stderr, "ptebatch: plot: %s: %s\n", fig->path,
+			strerror(-err));
+		goto out;
+	}
+	snprintf(out->path, sizeof(out->path), "%s", fig->path);
+	err = gnuplot_run(script, len, &out->svg, &out->len, &errtext, why,
+			  sizeof(why));
+	if (err == -ENOENT) {
+		fprintf(stderr, "ptebatch: plot: needs gnuplot, which is not"
+			" installed (Debian: apt-get install gnuplot-nox)\n");
+	} else if (err) {
+		figure_keep_script(script, len, kept, sizeof(kept));
+		fprintf(stderr, "ptebatch: plot: could not draw %s: %s%s%s%s\n",
+			fig->path, why, kept[0] ? " (the script is kept in " :
+			"", kept, kept[0] ? ")" : "");
+	} else {
+		err = figure_svg_fix(&out->svg, &out->len);
+		/* What gnuplot warned of, one line each. */
+		for (c = errtext; !err && *c; c += n + !!c[n]) {
+			char msg[400];
+			int line;
+
+			n = strcspn(c, "\n");
+			if (!memmem(c, n, "arning", 6))
+				continue;
+			gnuplot_line(c, n, msg, sizeof(msg), &line);
+			fprintf(stderr, "ptebatch: plot: gnuplot, drawing %s:"
+				" %s\n", fig->path, msg);
+		}
+	}
+out:
+	free(errtext);
+	free(script);
 	return err;
 }
 
@@ -699,7 +1178,7 @@ static double ratio_of(const struct fig_row *a, const struct fig_row *b)
 }
 
 static int fig_gup(const struct fig_rows *rows, const char *arch,
-		   const char *path, const char *machine, FILE *log)
+		   const char *path, const char *machine, struct fig_svg *out)
 {
 	static const char *const ops[] = {
 		"get_user_pages_fast", "pin_user_pages_fast", "put_page",
@@ -840,9 +1319,9 @@ static int fig_gup(const struct fig_rows *rows, const char *arch,
 	err = figure_open(&fig, path, 1400, 900, 2, 1, title);
 	if (err)
 		return err;
-	panel_plot(fig.f, &p1, &fig.blk);
-	panel_plot(fig.f, &p2, &fig.blk);
-	return figure_close(&fig, log);
+	panel_plot(&fig, &p1);
+	panel_plot(&fig, &p2);
+	return figure_close(&fig, out);
 }
 
 /* ---- cow ------------------------------------------------------------------ */
@@ -902,7 +1381,7 @@ static const struct fig_row *cow_row(const struct fig_rows *rows,
 }
 
 static int fig_cow(const struct fig_rows *rows, const char *arch,
-		   const char *path, const char *machine, FILE *log)
+		   const char *path, const char *machine, struct fig_svg *out)
 {
 	struct series s1[12], s2[12], s3[6];
 	struct panel p1, p2, p3;
@@ -960,8 +1439,7 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 			f->pt = t->pt = 4;
 		for (i = 0; i < nn; i++) {
 			r = cow_row(rows, arch, "2M-PTE", op, ns[i]);
-			point_add(f, ns[i], r ? num(r, "faults") : NAN, NAN,
-				  NAN);
+			point_field(f, ns[i], r, "faults", 1);
 			point_row(t, ns[i], r, 1e-3);
 		}
 		kr = find_row(rows, arch, "cow", "2M-PTE", op, NULL, "kernel");
@@ -969,10 +1447,10 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 			f = series_add(&p1, SER_HLINE, palette[k], "%s",
 				       k ? "" : "dashed: the kernel, same pass"
 					   " (reuses one PTE per fault)");
-			point_add(f, 0, num(kr, "faults"), NAN, NAN);
+			point_field(f, 0, kr, "faults", 1);
 			t = series_add(&p2, SER_HLINE, palette[k], "%s",
 				       k ? "" : "dashed: the kernel, same pass");
-			point_add(t, 0, kr->median / 1e3, NAN, NAN);
+			point_field(t, 0, kr, "median_us", 1e-3);
 		}
 	}
 	if (nn64) {
@@ -988,8 +1466,7 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 		for (i = 0; i < nn64; i++) {
 			r = cow_row(rows, arch, "64K", "store_page_seq",
 				    ns64[i]);
-			point_add(f, ns64[i], r ? num(r, "faults") : NAN, NAN,
-				  NAN);
+			point_field(f, ns64[i], r, "faults", 1);
 			point_row(t, ns64[i], r, 1e-3);
 		}
 	}
@@ -1035,7 +1512,7 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	if (r && !isnan(num(r, "us_per_fault"))) {
 		s = series_add(&p3, SER_HLINE, C_KERNEL, "the kernel: %.3f us"
 			       " per fault (one PTE)", num(r, "us_per_fault"));
-		point_add(s, 0, num(r, "us_per_fault"), NAN, NAN);
+		point_field(s, 0, r, "us_per_fault", 1);
 	}
 
 	snprintf(title, sizeof(title), "Write faults after fork() + child"
@@ -1058,10 +1535,10 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	err = figure_open(&fig, path, 1300, 1250, 3, 1, title);
 	if (err)
 		return err;
-	panel_plot(fig.f, &p1, &fig.blk);
-	panel_plot(fig.f, &p2, &fig.blk);
-	panel_plot(fig.f, &p3, &fig.blk);
-	return figure_close(&fig, log);
+	panel_plot(&fig, &p1);
+	panel_plot(&fig, &p2);
+	panel_plot(&fig, &p3);
+	return figure_close(&fig, out);
 }
 
 /* ---- mprotect ------------------------------------------------------------ */
@@ -1094,7 +1571,7 @@ static void point_ns_per_pte(struct series *s, double x,
 
 /* Every arch's rows, a panel each (@arch is not used). */
 static int fig_mprotect(const struct fig_rows *rows, const char *arch,
-			const char *path, const char *machine, FILE *log)
+			const char *path, const char *machine, struct fig_svg *out)
 {
 	const char *archs[8], *folios[MAX_POINTS];
 	struct series s[8][4];
@@ -1209,8 +1686,8 @@ static int fig_mprotect(const struct fig_rows *rows, const char *arch,
 	if (err)
 		return err;
 	for (a = 0; a < na; a++)
-		panel_plot(fig.f, &p[a], &fig.blk);
-	return figure_close(&fig, log);
+		panel_plot(&fig, &p[a]);
+	return figure_close(&fig, out);
 }
 
 /* ---- replay ---------------------------------------------------------------- */
@@ -1224,7 +1701,7 @@ static const char *base_name(const char *path)
 
 /* Every trace's rows (@arch is not used: replay runs one arch). */
 static int fig_replay(const struct fig_rows *rows, const char *arch,
-		      const char *path, const char *machine, FILE *log)
+		      const char *path, const char *machine, struct fig_svg *out)
 {
 	const char *traces[32], *folios[MAX_POINTS], *variants[16];
 	struct series (*s)[12];
@@ -1308,8 +1785,7 @@ static int fig_replay(const struct fig_rows *rows, const char *arch,
 					    !strcmp(y->variant, variants[v]))
 						r = y;
 				}
-				point_add(f, i, r ? num(r, "faults") : NAN, NAN,
-					  NAN);
+				point_field(f, i, r, "faults", 1);
 				point_row(x, i, r, 1e-3);
 			}
 		}
@@ -1323,9 +1799,9 @@ static int fig_replay(const struct fig_rows *rows, const char *arch,
 		for (i = 0; i < 2 * nt; i++) {
 			fputs(i % 2 ? "set lmargin 10\n" : "set lmargin 12\n",
 			      fig.f);
-			panel_plot(fig.f, &p[i], &fig.blk);
+			panel_plot(&fig, &p[i]);
 		}
-		err = figure_close(&fig, log);
+		err = figure_close(&fig, out);
 	}
 	free(s);
 	free(p);
@@ -1364,10 +1840,8 @@ static void pred_panel(struct panel *p, struct series *s,
 	for (i = 0; i < n; i++) {
 		p->cats[p->nr_cats++] = c[i].name;
 		point_row(k, i, c[i].kernel, scale);
-		point_add(b, i, c[i].before ? num(c[i].before, "predicted_us")
-			  * scale : NAN, NAN, NAN);
-		point_add(a, i, c[i].after ? num(c[i].after, "predicted_us")
-			  * scale : NAN, NAN, NAN);
+		point_field(b, i, c[i].before, "predicted_us", scale);
+		point_field(a, i, c[i].after, "predicted_us", scale);
 	}
 }
 
@@ -1385,7 +1859,7 @@ static bool has_prediction(const struct fig_rows *rows)
 }
 
 static int fig_predicted(const struct fig_rows *rows, const char *arch,
-			 const char *path, const char *machine, FILE *log)
+			 const char *path, const char *machine, struct fig_svg *out)
 {
 	struct series s[4][4];
 	struct panel p[4];
@@ -1509,8 +1983,8 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 	if (err)
 		return err;
 	for (i = 0; i < np; i++)
-		panel_plot(fig.f, &p[i], &fig.blk);
-	return figure_close(&fig, log);
+		panel_plot(&fig, &p[i]);
+	return figure_close(&fig, out);
 }
 
 /* ---- all of them --------------------------------------------------------- */
@@ -1538,13 +2012,14 @@ struct fig_plan {
 	char name[64];
 	const char *bench, *arch;
 	int (*draw)(const struct fig_rows *rows, const char *arch,
-		    const char *path, const char *machine, FILE *log);
+		    const char *path, const char *machine,
+		    struct fig_svg *out);
 };
 
 static void plan_add(struct fig_plan *plan, int *nr, const char *name,
 		     const char *bench, const char *arch,
 		     int (*draw)(const struct fig_rows *, const char *,
-				 const char *, const char *, FILE *))
+				 const char *, const char *, struct fig_svg *))
 {
 	struct fig_plan *f = &plan[(*nr)++];
 
@@ -1554,16 +2029,73 @@ static void plan_add(struct fig_plan *plan, int *nr, const char *name,
 	f->draw = draw;
 }
 
+bool fig_have_gnuplot(void)
+{
+	const char *path = getenv("PATH"), *c;
+	char file[4200];
+	size_t n;
+
+	/* Where posix_spawnp() looks: $PATH, or confstr's /bin:/usr/bin. */
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (c = path;; c += n + 1) {
+		n = strcspn(c, ":");
+		snprintf(file, sizeof(file), "%.*s/gnuplot", (int)n,
+			 n ? c : ".");
+		if (!access(file, X_OK))
+			return true;
+		if (!c[n])
+			return false;
+	}
+}
+
+/*
+ * Write the figures drawn, each to its file, and name each on @log: by
+ * lib/outfile.h's rule, every file opened (and checked) first, each
+ * replaced only once all are written whole (a device or a FIFO gets its
+ * SVG in place).
+ */
+static int figures_write(const struct fig_svg *svg, int nr, FILE *log)
+{
+	struct outfile *of = calloc((size_t)nr + 1, sizeof(*of));
+	char why[1200];
+	int i, err = 0;
+
+	if (!of) {
+		fprintf(stderr, "ptebatch: plot: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr && !err; i++) {
+		err = outfile_open(&of[i], bench_plot_flag(), svg[i].path, 0,
+				   why, sizeof(why));
+		/* A short write leaves the error flag: the commit refuses it. */
+		if (!err)
+			fwrite(svg[i].svg, 1, svg[i].len, of[i].f);
+	}
+	for (i = 0; i < nr && !err; i++) {
+		err = outfile_commit(&of[i], why, sizeof(why));
+		if (!err && log)
+			fprintf(log, "plot: wrote %s\n", svg[i].path);
+	}
+	if (err)
+		fprintf(stderr, "ptebatch: plot: %s\n", why);
+	for (i = 0; i < nr; i++)
+		outfile_discard(&of[i]);
+	free(of);
+	return err ? -EIO : 0;
+}
+
 int fig_draw_all(const struct fig_rows *rows, const char *out,
 		 const char *machine, const char *only, FILE *log)
 {
 	static const char *const per_arch[] = { "gup", "cow" };
 	const char *archs[8], *c;
 	struct fig_plan plan[24];
+	struct fig_svg *svg;
 	char name[64], path[4200];
-	int nr = 0, na, a, i, j, err = 0, ret;
+	int nr = 0, na, a, i, j, err = 0, ret, drawn = 0;
 
-	if (system("command -v gnuplot >/dev/null 2>&1")) {
+	if (!fig_have_gnuplot()) {
 		fprintf(stderr, "ptebatch: plot: needs gnuplot, which is not"
 			" installed (Debian: apt-get install gnuplot-nox)\n");
 		return -ENOENT;
@@ -1611,14 +2143,29 @@ int fig_draw_all(const struct fig_rows *rows, const char *out,
 			" or replay to draw\n");
 		return -ENODATA;
 	}
-	for (i = 0; i < nr; i++) {
+	/* Every figure drawn before any is written: a row that cannot be
+	 * drawn, or gnuplot failing, leaves no file. */
+	svg = calloc((size_t)nr, sizeof(*svg));
+	if (!svg) {
+		fprintf(stderr, "ptebatch: plot: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr && !err; i++) {
 		figure_path(path, sizeof(path), out, plan[i].name, nr > 1);
 		ret = plan[i].draw(rows, plan[i].arch, path,
-				   machine_of(rows, plan[i].bench, machine), log);
+				   machine_of(rows, plan[i].bench, machine),
+				   &svg[drawn]);
 		/* A figure with nothing in it (a predicted figure with no
 		 * kernel rows) is left out, not an error. */
-		if (ret && ret != -ENODATA && !err)
+		if (!ret)
+			drawn++;
+		else if (ret != -ENODATA)
 			err = ret;
 	}
+	if (!err)
+		err = figures_write(svg, drawn, log);
+	for (i = 0; i < nr; i++)
+		free(svg[i].svg);
+	free(svg);
 	return err;
 }

@@ -15,6 +15,7 @@
 #ifndef BENCH_FIGURE_H
 #define BENCH_FIGURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -27,14 +28,25 @@ struct fig_rows {
 };
 
 /*
- * Add one JSON line of @where (a file name, for messages) numbered
- * @lineno: 0, or -EINVAL with "WHERE:LINE: why" in @why (not an object,
- * a field missing or of the wrong type), or -ENOMEM.  Blank lines are
- * skipped.
+ * Add one JSON line of @where (a file name, for messages; kept by the
+ * row, so it must outlive @rows) numbered @lineno: 0, or -EINVAL with
+ * "WHERE:LINE: why" in @why (not an object, a field missing or of the
+ * wrong type, an "arch" that is not a plain name), or -ENOMEM.  Blank
+ * lines are skipped.
  */
 int fig_rows_add_line(struct fig_rows *rows, const char *line,
 		      const char *where, int lineno, char *why, size_t whylen);
-/* Every line of @path, as fig_rows_add_line() takes them. */
+/*
+ * The largest rows file: the biggest shipped one,
+ * docs/predicted-replay-results.json (a bench replay of four traces), is
+ * 43K; 16M is some 400 times that.
+ */
+#define FIG_ROWS_MAX_BYTES (16UL << 20)
+
+/*
+ * Every line of @path, as fig_rows_add_line() takes them; a file larger
+ * than FIG_ROWS_MAX_BYTES is -EFBIG, "PATH: larger than the 16M ...".
+ */
 int fig_rows_read_file(struct fig_rows *rows, const char *path, char *why,
 		       size_t whylen);
 /* Every line of the text @buf of @len bytes (what --plot kept). */
@@ -51,11 +63,21 @@ void fig_rows_free(struct fig_rows *rows);
  * "machine"); NULL: the rows' own.  @only, a comma-separated list of
  * figure names, draws those alone (each must have rows; NULL: all).  Each
  * file written is named on @log.
- * 0, -ENODATA (no row of a known benchmark: nothing written), -ENOENT (no
- * gnuplot) or -EIO (gnuplot failed); the reason is on stderr.
+ *
+ * Every text of the rows, @machine and @out is drawn as it is and never
+ * read by gnuplot as code (figure.c says how); what XML cannot carry is
+ * drawn as U+FFFD (lib/xmltext.h).  Every figure is drawn before any
+ * file is written, so a failure writes nothing.
+ * 0, -ENODATA (no row of a known benchmark), -EINVAL (a row's value that
+ * a log axis cannot show, 0 or less: "FILE:LINE: ..." names the row and
+ * the field), -ENOENT (no gnuplot) or -EIO (gnuplot failed, or a file
+ * could not be written); the reason is one line on stderr.
  */
 int fig_draw_all(const struct fig_rows *rows, const char *out,
 		 const char *machine, const char *only, FILE *log);
+
+/* Is gnuplot on $PATH (where fig_draw_all() runs it from)? */
+bool fig_have_gnuplot(void);
 
 /*
  * The machine a row is measured on, as "CPU, N cores, Linux RELEASE": what

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "calibrate/calib.h"
+#include "lib/readfile.h"
 #include "lib/outfile.h"
 
 int calib_counter(const char *name)
@@ -347,6 +348,10 @@ static int rd_cost(struct calib_reader *rd, json_t *o, size_t i,
 	if (!err && cost.us < 0)
 		return rd_fail(rd, "%s: negative cost %g us for '%s'", where,
 			       cost.us, counter);
+	if (!err && cost.us > CALIB_MAX_COST_US)
+		return rd_fail(rd, "%s.us: %g us for '%s' is above the %g us"
+			       " (one second) a cost may be", where, cost.us,
+			       counter, CALIB_MAX_COST_US);
 	if (!err)
 		err = rd_number(rd, o, where, "stderr", true, &cost.stderr_us);
 	if (!err)
@@ -434,17 +439,18 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 	struct calib_reader rd = { .file = path, .err = err, .errlen = errlen };
 	json_error_t jerr;
 	json_t *root;
+	char *text;
+	size_t len;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	errno = 0;
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	ret = readfile_all(path, CALIB_MAX_FILE_BYTES, "a calibration file",
+			   &text, &len, err, errlen);
+	if (ret)
+		return ret;
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
 	if (!root) {
-		if (json_error_code(&jerr) == json_error_cannot_open_file) {
-			snprintf(err, errlen, "%s: cannot open: %s", path,
-				 strerror(errno ? errno : ENOENT));
-			return errno ? -errno : -ENOENT;
-		}
 		if (json_error_code(&jerr) == json_error_out_of_memory) {
 			snprintf(err, errlen, "%s: out of memory", path);
 			return -ENOMEM;
@@ -458,6 +464,41 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 	if (ret)
 		calib_free(c);
 	return ret;
+}
+
+bool calib_this_cpu(char *buf, size_t len)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(buf, len, "%s", colon);
+		found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+bool calib_warn_other_cpu(FILE *f, const char *who, const char *path,
+			  const struct calibration *c)
+{
+	char cpu[sizeof(c->machine.cpu)];
+
+	if (!calib_this_cpu(cpu, sizeof(cpu)) || !strcmp(cpu, c->machine.cpu))
+		return false;
+	fprintf(f, "%s: warning: %s was measured on another CPU (%s; this"
+		" machine: %s): its costs are an assumption here; `ptebatch"
+		" calibrate` (as root) measures this one\n", who, path,
+		c->machine.cpu, cpu);
+	return true;
 }
 
 /* The source tree, from the Makefile: where build/ and calibrate/ are. */

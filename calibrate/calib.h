@@ -28,6 +28,19 @@
 #include "calibrate/nnls.h"
 
 #define CALIB_VERSION	1
+/*
+ * The largest calibration file: the shipped one is 16K, most of it a
+ * residual per sample; 16M holds those of the largest samples file
+ * (CALIB_SAMPLES_MAX_BYTES) with room.
+ */
+#define CALIB_MAX_FILE_BYTES	(16UL << 20)
+/*
+ * The highest cost a calibration may give one counter, in us: a second
+ * per event is no cost of memory management (the shipped calibration's
+ * highest is 426 us, a fork's fixed cost), and refusing more keeps every
+ * prediction finite.
+ */
+#define CALIB_MAX_COST_US	1e6
 
 struct calib_machine {
 	char arch[80];		/* uname -m */
@@ -82,8 +95,9 @@ int calib_write_file(const char *path, const struct calibration *c,
  * Read and validate the calibration file @path into @c.  0, or -errno
  * (-EINVAL for a file that is not a valid calibration) with "PATH: what
  * is wrong" in @err: not JSON (with line and column), a missing or
- * unknown field, a value of the wrong type or out of range, an unknown
- * or repeated counter.
+ * unknown field, a value of the wrong type or out of range (a cost
+ * negative, not finite or above CALIB_MAX_COST_US), an unknown or
+ * repeated counter; -EFBIG for a file larger than CALIB_MAX_FILE_BYTES.
  */
 int calib_read_file(const char *path, struct calibration *c, char *err,
 		    size_t errlen);
@@ -98,6 +112,21 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 int calib_predict(const struct calibration *c,
 		  const uint64_t count[PB_NR_STATS], double *us,
 		  enum pb_stat *missing);
+
+/*
+ * This machine's CPU model, the "model name" of /proc/cpuinfo, into @buf;
+ * false when there is none (arm64's /proc/cpuinfo names no model).
+ */
+bool calib_this_cpu(char *buf, size_t len);
+
+/*
+ * One line on @f, "WHO: warning: PATH was measured on another CPU (...)",
+ * when @c was measured on another CPU model than this
+ * machine's (a cost in us is the CPU's); whether it said so.  Nothing
+ * when this machine's model is unknown.
+ */
+bool calib_warn_other_cpu(FILE *f, const char *who, const char *path,
+			  const struct calibration *c);
 
 /*
  * Where `ptebatch calibrate` writes by default: build/calibration.json in

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/host.h"
 #include "calibrate/measure.h"
 #include "lib/outfile.h"
 #include "scenario/run.h"
@@ -18,30 +19,16 @@
 void calib_this_machine(struct calib_machine *m)
 {
 	struct utsname u;
-	char line[512];
 	time_t now = time(NULL);
 	struct tm tm;
-	FILE *f;
 
 	memset(m, 0, sizeof(*m));
 	if (!uname(&u)) {
 		snprintf(m->arch, sizeof(m->arch), "%s", u.machine);
 		snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
 	}
-	snprintf(m->cpu, sizeof(m->cpu), "unknown");
-	f = fopen("/proc/cpuinfo", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) || !colon)
-			continue;
-		colon += 1 + (colon[1] == ' ');
-		colon[strcspn(colon, "\n")] = '\0';
-		snprintf(m->cpu, sizeof(m->cpu), "%s", colon);
-		break;
-	}
-	if (f)
-		fclose(f);
+	if (!calib_this_cpu(m->cpu, sizeof(m->cpu)))
+		snprintf(m->cpu, sizeof(m->cpu), "unknown");
 	m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (m->cores < 1)
 		m->cores = 1;
@@ -157,7 +144,9 @@ int calib_measure(const char *path, int reps, struct calib_samples *ss,
 	kern = calloc((size_t)s->nr_stmts + 1, sizeof(*kern));
 	model = calloc((size_t)s->nr_stmts + 1, sizeof(*model));
 	kb = kernel_backend_create(&kopt);
-	mb = model_backend_create(&mopt);	/* upstream: this kernel's rules */
+	/* Upstream: this kernel's rules, and its zero page's (host.h). */
+	mopt.read_faults_allocate = host_read_faults_allocate();
+	mb = model_backend_create(&mopt);
 	if (!kern || !model || !kb || !mb)
 		goto out;
 	ret = run_into(s, kb, reps, kern, err);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "calibrate/samples.h"
+#include "lib/readfile.h"
 
 #define SAMPLES_MAGIC "# ptebatch calibration samples 1"
 
@@ -51,6 +52,16 @@ const char *calib_family(const char *stmt_text,
 	}
 	return buf;
 }
+
+/*
+ * Every family calib_family() names that a sample can have: measure.c
+ * leaves "split", "dio" and "drain" out of the fit.
+ */
+const char *const calib_families[] = {
+	"access", "cow", "fault", "mmap", "munmap", "mprotect", "madvise",
+	"mremap", "resize", "fork", "exit", "spawn", "exec", "register",
+	"unregister", "vmsplice", NULL
+};
 
 void calib_size_label(const char *path, char *buf, size_t len)
 {
@@ -139,6 +150,12 @@ sr_fail(struct samples_reader *rd, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* A number's first byte: strtol() and the like would skip spaces and take a sign. */
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
 /* "key=value" words of a "# machine" line into @m. */
 static int read_machine(struct samples_reader *rd, char *rest,
 			struct calib_machine *m)
@@ -162,7 +179,7 @@ static int read_machine(struct samples_reader *rd, char *rest,
 		} else if (!strncmp(w, "cores=", 6)) {
 			errno = 0;
 			v = strtol(w + 6, &end, 10);
-			if (errno || *end || v < 1 || v > 1 << 20)
+			if (!is_digit(w[6]) || errno || *end || v < 1 || v > 1 << 20)
 				return sr_fail(rd, "bad core count '%s'", w + 6);
 			m->cores = (int)v;
 		} else {
@@ -230,7 +247,7 @@ static int read_sample(struct samples_reader *rd, char *line, const int *col,
 		case 1: {
 			long v = strtol(w, &end, 10);
 
-			if (errno || *end || v < 1 || v > 1 << 30)
+			if (!is_digit(*w) || errno || *end || v < 1 || v > 1 << 30)
 				return sr_fail(rd, "bad statement number '%s'", w);
 			s->stmt = (int)v;
 			break;
@@ -242,16 +259,22 @@ static int read_sample(struct samples_reader *rd, char *line, const int *col,
 			strcpy(i == 2 ? s->family : s->size, w);
 			break;
 		case 4:
+			/* Digits first: strtod() would take "inf" and "nan". */
 			s->us = strtod(w, &end);
-			if (errno || *end || !isfinite(s->us) || s->us <= 0)
-				return sr_fail(rd, "bad time '%s' (microseconds > 0)", w);
+			if (!is_digit(*w) || errno || *end || !isfinite(s->us) ||
+			    s->us < CALIB_SAMPLE_MIN_US ||
+			    s->us > CALIB_SAMPLE_MAX_US)
+				return sr_fail(rd, "bad time '%s' (microseconds,"
+					       " %g to %g)", w,
+					       CALIB_SAMPLE_MIN_US,
+					       CALIB_SAMPLE_MAX_US);
 			break;
 		default: {
 			unsigned long long v;
 
 			if (i - 5 >= nr_cols)
 				return sr_fail(rd, "more fields than columns");
-			if (*w == '-')
+			if (!is_digit(*w))
 				return sr_fail(rd, "bad count '%s'", w);
 			v = strtoull(w, &end, 10);
 			if (errno || *end)
@@ -270,22 +293,21 @@ int calib_samples_read(const char *path, struct calib_samples *ss,
 		       char *err, size_t errlen)
 {
 	struct samples_reader rd = { path, 0, err, errlen };
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int *col = NULL, nr_cols = -1, ret = 0;
-	FILE *f;
+	struct readfile_lines lines;
+	char *line;
+	size_t n;
+	int *col = NULL, nr_cols = -1, ret;
 
 	memset(ss, 0, sizeof(*ss));
-	f = fopen(path, "r");
-	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	ret = readfile_lines_open(&lines, path, CALIB_SAMPLES_MAX_BYTES, 0,
+				  "a samples file", err, errlen);
+	if (ret)
 		return ret;
-	}
-	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
+	while (!ret && (ret = readfile_lines_next(&lines, &line, &n, err,
+						  errlen)) > 0) {
 		struct calib_sample s;
 
+		ret = 0;
 		rd.line++;
 		if (n && line[n - 1] == '\n')
 			line[--n] = '\0';
@@ -305,16 +327,14 @@ int calib_samples_read(const char *path, struct calib_samples *ss,
 				ret = calib_samples_add(ss, &s);
 		}
 	}
-	if (!ret && ferror(f))
-		ret = sr_fail(&rd, "read error");
+	/* readfile_lines_next() said why it stopped, but for -ENOMEM here. */
 	if (!ret && rd.line == 0)
 		ret = sr_fail(&rd, "empty file");
 	if (!ret && !ss->nr)
 		ret = sr_fail(&rd, "no samples");
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", path);
-	fclose(f);
-	free(line);
+	readfile_lines_close(&lines);
 	free(col);
 	if (ret)
 		calib_samples_free(ss);
@@ -389,6 +409,16 @@ int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,
 	}
 	if (ret)
 		snprintf(err, errlen, "the fit failed: %s", strerror(-ret));
+	/* What calib_read_file() would refuse is not written either. */
+	for (j = 0; !ret && j < PB_NR_STATS; j++) {
+		if (c->cost[j].us <= CALIB_MAX_COST_US)
+			continue;
+		snprintf(err, errlen, "the fit gives '%s' a cost of %g us, above"
+			 " the %g us a calibration may hold", pb_stat_name(j),
+			 c->cost[j].us, CALIB_MAX_COST_US);
+		calib_free(c);
+		ret = -EINVAL;
+	}
 	free(a);
 	free(t);
 	free(w);

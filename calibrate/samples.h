@@ -14,6 +14,12 @@
  * names the counters, in any order, so a file stays readable when the
  * model gains a counter (a counter the file lacks reads 0; one the
  * model lacks is an error).
+ *
+ * Bounds: a samples file is at most CALIB_SAMPLES_MAX_BYTES (the shipped
+ * one is 64K for 510 samples: 16M is some 130,000 of them); a sample's
+ * time is from CALIB_SAMPLE_MIN_US (what "%.3f" writes of anything
+ * timed) to CALIB_SAMPLE_MAX_US (one statement of the suite taking a
+ * second is no measurement of it; the shipped samples' longest is 43 ms).
  */
 #ifndef CALIBRATE_SAMPLES_H
 #define CALIBRATE_SAMPLES_H
@@ -25,6 +31,10 @@
 
 #include "ptebatch.h"
 #include "calibrate/calib.h"
+
+#define CALIB_SAMPLES_MAX_BYTES	(16UL << 20)
+#define CALIB_SAMPLE_MIN_US	0.001
+#define CALIB_SAMPLE_MAX_US	1e6
 
 struct calib_sample {
 	char scenario[64];		/* the scenario file's base name */
@@ -52,6 +62,9 @@ const char *calib_family(const char *stmt_text,
 			 const uint64_t count[PB_NR_STATS], char *buf,
 			 size_t len);
 
+/* The families a sample can have (NULL-terminated): what --without takes. */
+extern const char *const calib_families[];
+
 /*
  * The folio size a calibration scenario is about, from its file name:
  * the base name without ".scn" and its last "-LENGTH" part
@@ -68,8 +81,8 @@ int calib_samples_write(FILE *f, const struct calib_samples *ss);
 
 /*
  * Read the samples file @path into @ss (zeroed).  0, or -errno
- * (-EINVAL for a malformed file) with "PATH:LINE: what is wrong" in
- * @err.
+ * (-EINVAL for a malformed file, -EFBIG for one larger than
+ * CALIB_SAMPLES_MAX_BYTES) with "PATH:LINE: what is wrong" in @err.
  */
 int calib_samples_read(const char *path, struct calib_samples *ss,
 		       char *err, size_t errlen);
@@ -91,7 +104,8 @@ bool calib_selected(const struct calib_sample *s,
  * what a prediction is judged by).  Every counter is a column; one that
  * no selected sample moves is "unidentifiable" at cost 0.  0 (free
  * @c with calib_free()), -EINVAL (fewer samples selected than there are
- * counters; @err says so),
+ * counters, or a cost above CALIB_MAX_COST_US that no calibration may
+ * hold; @err says so),
  * -ENOMEM or -EDOM (the solver failed).
  */
 int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,

@@ -60,6 +60,10 @@ int arch_redirect(int *argcp, char **argv)
 		if (strcmp(argv[1], "bench"))
 			return usage_error("--arch: one architecture at a time"
 					   " (a list is for bench)");
+		/* strtok() would skip an empty word: refuse it instead. */
+		if (arch[0] == ',' || arch[strlen(arch) - 1] == ',' ||
+		    strstr(arch, ",,"))
+			return usage_error("--arch: an empty name in '%s'", arch);
 		exit(bench_each_arch(argc, argv, arch));
 	}
 	if (!arch || !strcmp(arch, self))

@@ -135,8 +135,6 @@ static int set_plot(void *f, const char *v)
 
 	if (len < 5 || strcmp(v + len - 4, ".svg"))
 		return usage_error("--plot: '%s' must end in .svg", v);
-	if (strchr(v, '\''))
-		return usage_error("--plot: '%s' may not contain a quote", v);
 	((struct bench_flags *)f)->o.plot = v;
 	return 0;
 }
@@ -246,6 +244,9 @@ static int read_calibration(struct bench_flags *fl, struct calibration *c,
 	if (!ret) {
 		o->calib = c;
 		o->calib_path = path;
+		/* The model's rows carry its predictions; the kernel's none. */
+		if (o->backend != BENCH_KERNEL)
+			calib_warn_other_cpu(stderr, "ptebatch: bench", path, c);
 		return 0;
 	}
 	if (fl->calibration)

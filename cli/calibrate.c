@@ -34,6 +34,8 @@ struct calibrate_options {
 	const char *without[16];	/* --without: families left out of the fit */
 	const char *sizes[16];		/* --sizes: the folio sizes fitted on */
 	int nr_without, nr_sizes;
+	char *copies[32];		/* the lists' words point into these */
+	int nr_copies;
 };
 
 static void calibrate_usage(FILE *f)
@@ -137,37 +139,53 @@ static int set_reps(void *o, const char *v)
 	return reps_flag(v, &((struct calibrate_options *)o)->reps);
 }
 
-/* A comma-separated list into @list (at most 15 words, kept in @arg). */
-static int split_list(const char *flag, const char *arg, const char **list,
-		      int *nr)
+/*
+ * A comma-separated list into @list (at most 15 words, kept in @arg).  An
+ * empty word ("64k,,1m", "fork,") is refused: strtok() would skip it.
+ */
+static int split_list(struct calibrate_options *opts, const char *flag,
+		      const char *arg, const char **list, int *nr)
 {
-	char *copy = strdup(arg), *save = NULL, *w;
+	char *copy, *save = NULL, *w;
+	size_t n = strlen(arg);
 
+	if (!n || arg[0] == ',' || arg[n - 1] == ',' || strstr(arg, ",,"))
+		return usage_error("%s: an empty name in '%s'", flag, arg);
+	/* Each list holds at most 15 words, so at most 30 flags get here. */
+	if (opts->nr_copies == 32)
+		return usage_error("%s: at most 15 names", flag);
+	copy = strdup(arg);
 	if (!copy)
 		return out_of_memory();
-	/* Kept for the run: the words point into it. */
+	/* Kept for the run (the words point into it), freed at its end. */
+	opts->copies[opts->nr_copies++] = copy;
 	for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		if (*nr == 15)
 			return usage_error("%s: at most 15 names", flag);
 		list[(*nr)++] = w;
 	}
-	if (!*nr)
-		return usage_error("%s: no name in '%s'", flag, arg);
 	return 0;
 }
 
 static int set_without(void *o, const char *v)
 {
 	struct calibrate_options *opts = o;
+	int i, ret, first = opts->nr_without;
 
-	return split_list("--without", v, opts->without, &opts->nr_without);
+	ret = split_list(opts, "--without", v, opts->without,
+			 &opts->nr_without);
+	for (i = first; !ret && i < opts->nr_without; i++)
+		if (!in_list(calib_families, opts->without[i]))
+			ret = unknown_in_list("--without", "family",
+					      opts->without[i], calib_families);
+	return ret;
 }
 
 static int set_sizes(void *o, const char *v)
 {
 	struct calibrate_options *opts = o;
 
-	return split_list("--sizes", v, opts->sizes, &opts->nr_sizes);
+	return split_list(opts, "--sizes", v, opts->sizes, &opts->nr_sizes);
 }
 
 static int no_operand(void *o, const char *word)
@@ -191,6 +209,70 @@ static const struct cli_option calibrate_options[] = {
 };
 
 /* ---- measuring ---------------------------------------------------------- */
+
+/* The folio sizes --sizes may name (at most 64), NULL after the last. */
+struct size_names {
+	char label[64][16];
+	const char *list[65];
+	int nr;
+};
+
+static void size_names_add(struct size_names *sn, const char *label)
+{
+	int i;
+
+	for (i = 0; i < sn->nr; i++)
+		if (!strcmp(sn->list[i], label))
+			return;
+	if (sn->nr == 64)
+		return;
+	snprintf(sn->label[sn->nr], sizeof(sn->label[0]), "%s", label);
+	sn->list[sn->nr] = sn->label[sn->nr];
+	sn->list[++sn->nr] = NULL;
+}
+
+/*
+ * Every word of --sizes must be a folio size there is to fit on: one of
+ * @ss's samples (--from-samples), else of the suite's files (their names,
+ * calib_size_label()), said before anything is measured.  0 or a usage
+ * error listing the known sizes.
+ */
+static int check_sizes(const struct calibrate_options *o,
+		       const struct calib_samples *ss)
+{
+	struct size_names *sn;
+	char pattern[4096], label[64];
+	glob_t g;
+	size_t j;
+	int i, ret = 0;
+
+	if (!o->nr_sizes)
+		return 0;
+	sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return out_of_memory();
+	if (ss) {
+		for (j = 0; j < ss->nr; j++)
+			size_names_add(sn, ss->v[j].size);
+	} else {
+		snprintf(pattern, sizeof(pattern), "%s/*.scn", o->suite);
+		if (!glob(pattern, 0, NULL, &g)) {
+			for (j = 0; j < g.gl_pathc; j++) {
+				calib_size_label(g.gl_pathv[j], label,
+						 sizeof(label));
+				size_names_add(sn, label);
+			}
+			globfree(&g);
+		}
+	}
+	/* No suite file at all: measure_suite() says so. */
+	for (i = 0; sn->nr && !ret && i < o->nr_sizes; i++)
+		if (!in_list(sn->list, o->sizes[i]))
+			ret = unknown_in_list("--sizes", "folio size",
+					      o->sizes[i], sn->list);
+	free(sn);
+	return ret;
+}
 
 /* The length a suite file is about, from its "-LENGTH.scn" ending. */
 static unsigned long file_length(const char *path)
@@ -539,9 +621,9 @@ static int recount(const struct calibrate_options *o,
 	return write_samples(smp, ss);
 }
 
-static int calibrate_main(int argc, char **argv)
+/* The calibration @o asks for, its flags read and checked. */
+static int calibrate_run(struct calibrate_options o)
 {
-	struct calibrate_options o = { 0 };
 	struct calib_samples ss = { 0 };
 	struct calib_select sel = { 0 };
 	struct outfile cal = { 0 }, smp = { 0 };
@@ -549,27 +631,20 @@ static int calibrate_main(int argc, char **argv)
 	char err[512], *spath = NULL;
 	int ret;
 
-	command = "calibrate";
-	ret = cli_parse(calibrate_options, &o, no_operand, argc, argv);
-	if (!ret && o.from_samples && (o.quick || o.reps ||
-				       ((o.suite || o.samples_out) && !o.recount)))
-		ret = usage_error("--from-samples measures nothing: no"
-				  " --suite, --quick, --reps or --samples"
-				  " (but --recount takes --suite and --samples)");
-	if (!ret && o.recount && !o.from_samples)
-		ret = usage_error("--recount: the samples to count again come"
-				  " from --from-samples FILE");
-	if (ret)
-		return ret;
 	if (!o.out)
 		o.out = calib_default_output();
 	if (!o.suite)
 		o.suite = default_suite();
-	if (!o.from_samples && geteuid()) {
-		fprintf(stderr, "ptebatch: calibrate: skipped: timing"
-			" the kernel needs root (fit saved samples"
-			" with --from-samples)\n");
-		return SCN_RUN_SKIPPED;
+	if (!o.from_samples) {
+		ret = check_sizes(&o, NULL);
+		if (ret)
+			return ret;
+		if (geteuid()) {
+			fprintf(stderr, "ptebatch: calibrate: skipped: timing"
+				" the kernel needs root (fit saved samples"
+				" with --from-samples)\n");
+			return SCN_RUN_SKIPPED;
+		}
 	}
 	ret = open_outputs(&o, &cal, &smp, &spath);
 	if (ret)
@@ -581,6 +656,9 @@ static int calibrate_main(int argc, char **argv)
 			ret = ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
 			goto out;
 		}
+		ret = check_sizes(&o, &ss);
+		if (ret)
+			goto out;
 		if (o.recount) {
 			ret = recount(&o, &ss, &smp);
 			if (ret)
@@ -632,6 +710,28 @@ out:
 	outfile_discard(&smp);
 	free(spath);
 	calib_samples_free(&ss);
+	return ret;
+}
+
+static int calibrate_main(int argc, char **argv)
+{
+	struct calibrate_options o = { 0 };
+	int i, ret;
+
+	command = "calibrate";
+	ret = cli_parse(calibrate_options, &o, no_operand, argc, argv);
+	if (!ret && o.from_samples && (o.quick || o.reps ||
+				       ((o.suite || o.samples_out) && !o.recount)))
+		ret = usage_error("--from-samples measures nothing: no"
+				  " --suite, --quick, --reps or --samples"
+				  " (but --recount takes --suite and --samples)");
+	if (!ret && o.recount && !o.from_samples)
+		ret = usage_error("--recount: the samples to count again come"
+				  " from --from-samples FILE");
+	if (!ret)
+		ret = calibrate_run(o);
+	for (i = 0; i < o.nr_copies; i++)
+		free(o.copies[i]);
 	return ret;
 }
 

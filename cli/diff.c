@@ -15,8 +15,10 @@
  * for the kernel side (with the same arguments): tests use a stand-in to
  * check the comparison itself on machines without root.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/host.h"
 #include "cli/cli.h"
 #include "cli/diff.h"
 #include "scenario/compare.h"
@@ -41,6 +44,7 @@ const char *const diff_words[] = {
 	[DIFF_MISMATCH] = "MISMATCH",
 	[DIFF_SKIP] = "SKIP",
 	[DIFF_ERROR] = "ERROR",
+	[DIFF_VARIES] = "VARIES",
 };
 
 /*
@@ -239,8 +243,7 @@ static int run_captured(char *const argv[], int in, struct text *out,
 
 /* The model's record of @s, into @out; problems into @why. */
 static enum diff_verdict diff_model_run(const struct scenario *s,
-					const struct pb_variant *variant,
-					const char *variant_name, bool kstats,
+					const struct diff_config *c,
 					struct text *out, char *why,
 					size_t whylen)
 {
@@ -251,8 +254,9 @@ static enum diff_verdict diff_model_run(const struct scenario *s,
 	struct backend *b;
 	int ret;
 
-	mopt.variant = *variant;
-	mopt.variant_name = variant_name;
+	mopt.variant = *c->variant;
+	mopt.variant_name = c->variant_name;
+	mopt.read_faults_allocate = c->read_faults_allocate;
 	outf = open_memstream(&out->buf, &out->len);
 	errf = open_memstream(&err.buf, &err.len);
 	b = model_backend_create(&mopt);
@@ -267,7 +271,7 @@ static enum diff_verdict diff_model_run(const struct scenario *s,
 		snprintf(why, whylen, "model: out of memory");
 		return DIFF_ERROR;
 	}
-	b->want_kstats = kstats;
+	b->want_kstats = c->counters;
 	ret = scenario_run(s, b, outf, errf, 1);
 	b->ops->destroy(b);
 	fclose(outf);
@@ -458,6 +462,21 @@ static struct record *diff_parse(const char *name, const struct text *text,
 }
 
 /*
+ * A pause before kernel run @nr (1, 2, ...): other work comes in bursts,
+ * so the runs are 0.1 s, 0.2 s, 0.4 s, ... apart.
+ */
+static void pause_before_run(int nr)
+{
+	struct timespec pause = { 0, 100000000L << (nr - 1) };
+
+	while (pause.tv_nsec >= 1000000000L) {
+		pause.tv_sec++;
+		pause.tv_nsec -= 1000000000L;
+	}
+	nanosleep(&pause, NULL);
+}
+
+/*
  * --counters, once the records matched: the kernel accounting counters
  * of @model's record against @kernel's and, while some differ, those of
  * up to DIFF_KSTAT_RUNS - 1 more kernel runs (the least of each counter
@@ -488,14 +507,8 @@ static enum diff_verdict diff_counters(const char *self,
 	       nr < DIFF_KSTAT_RUNS) {
 		struct text again = { 0 };
 		enum diff_verdict rv;
-		/* Other work comes in bursts: 0.1 s, 0.2 s, 0.4 s, ... apart. */
-		struct timespec pause = { 0, 100000000L << (nr - 1) };
 
-		while (pause.tv_nsec >= 1000000000L) {
-			pause.tv_sec++;
-			pause.tv_nsec -= 1000000000L;
-		}
-		nanosleep(&pause, NULL);
+		pause_before_run(nr);
 		rv = diff_kernel_run(self, f, true, &again, why, whylen);
 		if (rv == DIFF_MATCH)
 			k[nr] = diff_parse("kernel", &again, why, whylen);
@@ -528,11 +541,130 @@ out:
 	return v;
 }
 
-enum diff_verdict diff_one(const char *self, const struct diff_file *f,
-			   const struct pb_variant *variant,
-			   const char *variant_name, bool counters,
-			   struct text *detail, char *why, size_t whylen,
-			   struct text *keep_model, struct text *keep_kernel)
+/* Statement @i of @r as "statement N (TEXT)", or "the end of the record". */
+static void stmt_name(char *buf, size_t size, const struct record *r, int i)
+{
+	if (i >= 0 && i < r->nr_stmts)
+		snprintf(buf, size, "statement %d (%.300s)", r->stmts[i].number,
+			 r->stmts[i].text);
+	else
+		snprintf(buf, size, "the end of the record");
+}
+
+/*
+ * Statement @i's faults in every record of @k, after the model's @m, as
+ * ": faults model M, kernel a, b, c"; the child's too if a fork.  False if
+ * a record has no fault count there (an error, a setting, its end).
+ */
+static bool faults_line(char *buf, size_t size, const struct record *m,
+			struct record *const *k, int nr, int i)
+{
+	const struct rec_stmt *st;
+	bool child;
+	size_t n;
+	int r;
+
+	if (i < 0 || i >= m->nr_stmts || m->stmts[i].result != REC_OK)
+		return false;
+	for (r = 0; r < nr; r++)
+		if (i >= k[r]->nr_stmts || k[r]->stmts[i].result != REC_OK)
+			return false;
+	st = &m->stmts[i];
+	child = st->child != NULL;
+	n = (size_t)snprintf(buf, size, ": faults model %lu", st->faults);
+	if (child && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " (%s %lu)", st->child,
+				      st->child_faults);
+	for (r = 0; r < nr && n < size; r++) {
+		st = &k[r]->stmts[i];
+		n += (size_t)snprintf(buf + n, size - n, "%s %lu",
+				      r ? "," : ", kernel", st->faults);
+		if (child && st->child && n < size)
+			n += (size_t)snprintf(buf + n, size - n, " (%s %lu)",
+					      st->child, st->child_faults);
+	}
+	return true;
+}
+
+/*
+ * The records of @f differ: is it the model, or does the kernel differ
+ * from itself?  Up to @c->vary_runs kernel runs in all (the first is
+ * @kernel).  The first statement where some run differs from the model
+ * is the difference; if every run is the same as the first up to and
+ * including it, the difference is steady: MISMATCH, @why unchanged.  If
+ * not, something outside the scenario changed the kernel's answer
+ * (host.h): VARIES, with that statement's faults in every run.
+ */
+static enum diff_verdict diff_vary(const struct diff_config *c,
+				   const struct diff_file *f,
+				   const struct text *model,
+				   const struct text *kernel, char *why,
+				   size_t whylen)
+{
+	struct record *m, *k[DIFF_VARY_RUNS] = { NULL };
+	enum diff_verdict v = DIFF_MISMATCH;
+	int nr = 0, first = INT_MAX, vary = INT_MAX, at, i;
+	char name[400], counts[600], again[1024];
+
+	m = diff_parse("model", model, again, sizeof(again));
+	if (m)
+		k[nr] = diff_parse("kernel", kernel, again, sizeof(again));
+	if (!m || !k[nr++])
+		goto out;
+	if (compare_records_where(m, k[0], CMP_SAME_FRAMES | CMP_IGNORE_HEADER,
+				  NULL, &first) && first < 0)
+		goto out;	/* headers: nothing a run changes */
+	while (nr < c->vary_runs && nr < DIFF_VARY_RUNS) {
+		struct text more = { 0 };
+		enum diff_verdict rv;
+
+		pause_before_run(nr);
+		rv = diff_kernel_run(c->self, f, false, &more, again,
+				     sizeof(again));
+		if (rv == DIFF_MATCH)
+			k[nr] = diff_parse("kernel", &more, again,
+					   sizeof(again));
+		text_free(&more);
+		if (!k[nr])
+			break;	/* the first run's verdict stands */
+		if (compare_records_where(m, k[nr], CMP_SAME_FRAMES |
+					  CMP_IGNORE_HEADER, NULL, &at) &&
+		    at >= 0 && at < first)
+			first = at;
+		nr++;
+	}
+	for (i = 1; i < nr; i++)
+		if (compare_records_where(k[0], k[i], CMP_SAME_FRAMES |
+					  CMP_IGNORE_HEADER, NULL, &at) &&
+		    at < vary)
+			vary = at;
+	if (nr < 2)
+		goto out;
+	if (vary > first) {
+		/* Steady: say so after the first difference. */
+		size_t n = strlen(why);
+
+		snprintf(why + n, whylen - n, " (the same in %d kernel runs)",
+			 nr);
+		goto out;
+	}
+	v = DIFF_VARIES;
+	stmt_name(name, sizeof(name), m, vary);
+	if (!faults_line(counts, sizeof(counts), m, k, nr, vary))
+		snprintf(counts, sizeof(counts), ": the kernel's record is not"
+			 " the same from run to run");
+	snprintf(why, whylen, "%s%s (%d kernel runs)", name, counts, nr);
+out:
+	record_free(m);
+	for (i = 0; i < DIFF_VARY_RUNS; i++)
+		record_free(k[i]);
+	return v;
+}
+
+enum diff_verdict diff_one(const struct diff_config *c,
+			   const struct diff_file *f, struct text *detail,
+			   char *why, size_t whylen, struct text *keep_model,
+			   struct text *keep_kernel)
 {
 	struct text model = { 0 }, kernel = { 0 }, err = { 0 };
 	enum diff_verdict v;
@@ -554,15 +686,17 @@ enum diff_verdict diff_one(const char *self, const struct diff_file *f,
 		return DIFF_ERROR;
 	}
 	text_free(&err);
-	v = diff_model_run(s, variant, variant_name, counters, &model, why,
-			   whylen);
+	v = diff_model_run(s, c, &model, why, whylen);
 	scenario_free(s);
 	if (v == DIFF_MATCH)
-		v = diff_kernel_run(self, f, counters, &kernel, why, whylen);
+		v = diff_kernel_run(c->self, f, c->counters, &kernel, why,
+				    whylen);
 	if (v == DIFF_MATCH)
 		v = diff_records(&model, &kernel, why, whylen);
-	if (v == DIFF_MATCH && counters)
-		v = diff_counters(self, f, &model, &kernel, detail, why,
+	if (v == DIFF_MISMATCH && c->vary_runs > 1)
+		v = diff_vary(c, f, &model, &kernel, why, whylen);
+	if (v == DIFF_MATCH && c->counters)
+		v = diff_counters(c->self, f, &model, &kernel, detail, why,
 				  whylen);
 	if (keep_model)
 		*keep_model = model;
@@ -573,6 +707,22 @@ enum diff_verdict diff_one(const char *self, const struct diff_file *f,
 	else
 		text_free(&kernel);
 	return v;
+}
+
+void diff_host_setup(struct diff_config *c)
+{
+	struct host_facts h;
+	char line[1024];
+	const char *stand_in = getenv("PTEBATCH_DIFF_KERNEL");
+
+	c->read_faults_allocate = false;
+	if (stand_in && *stand_in)
+		return;	/* not this machine's kernel: the model as mainline */
+	host_probe(&h);
+	c->read_faults_allocate = h.zero_page == 0;
+	host_facts_line(&h, line, sizeof(line));
+	printf("# %s\n", line);
+	fflush(stdout);
 }
 
 static void diff_usage(FILE *f)
@@ -692,13 +842,19 @@ static int set_random(void *o, const char *value)
 static int set_seed(void *o, const char *value)
 {
 	struct diff_options *opts = o;
+	const char *digits = value;
 	unsigned long long n;
+	int base = 10;
 	char *end;
 
 	opts->random_only = "--seed";
+	/* Base 0 would read "010" as octal 8: decimal, or hex after 0x. */
+	if (value[0] == '0' && (value[1] == 'x' || value[1] == 'X'))
+		digits = value + 2, base = 16;
 	errno = 0;
-	n = strtoull(value, &end, 0);
-	if (value[0] < '0' || value[0] > '9' || errno || *end)
+	n = strtoull(digits, &end, base);
+	if (!(base == 16 ? isxdigit((unsigned char)digits[0]) :
+	      isdigit((unsigned char)digits[0])) || errno || *end)
 		return usage_error("--seed: expected a number (decimal or 0x"
 				   " hex, at most 64 bits), got '%s'", value);
 	opts->rnd.seed = n;
@@ -820,7 +976,8 @@ int diff_kernel_side(char *self, size_t size)
 static int diff_main(int argc, char **argv)
 {
 	struct diff_options opts = { 0 };
-	int counts[4] = { 0 }, i, ret, thp_disable_saved = -1;
+	struct diff_config c = { 0 };
+	int counts[DIFF_VARIES + 1] = { 0 }, i, ret, thp_disable_saved = -1;
 	struct pb_variant variant;
 	char *variant_name = NULL;
 	char self[4096], why[1024];
@@ -869,15 +1026,19 @@ static int diff_main(int argc, char **argv)
 		if (thp_disable_saved >= 0)
 			prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	}
+	c.self = self;
+	c.variant = &variant;
+	c.variant_name = variant_name;
+	c.counters = opts.counters;
+	c.vary_runs = DIFF_VARY_RUNS;
+	diff_host_setup(&c);
 	for (i = 0; i < opts.nr_files; i++) {
+		struct text detail = { 0 };
 		enum diff_verdict v;
 
-		struct text detail = { 0 };
-
 		why[0] = '\0';
-		v = diff_one(self, &opts.files[i], &variant, variant_name,
-			     opts.counters, &detail, why, sizeof(why), NULL,
-			     NULL);
+		v = diff_one(&c, &opts.files[i], &detail, why, sizeof(why),
+			     NULL, NULL);
 		counts[v]++;
 		if (v == DIFF_MATCH)
 			printf("MATCH %s\n", opts.files[i].path);
@@ -891,10 +1052,13 @@ static int diff_main(int argc, char **argv)
 	}
 	printf("%d match, %d mismatch, %d skip", counts[DIFF_MATCH],
 	       counts[DIFF_MISMATCH], counts[DIFF_SKIP]);
+	if (counts[DIFF_VARIES])
+		printf(", %d varies", counts[DIFF_VARIES]);
 	if (counts[DIFF_ERROR])
 		printf(", %d error", counts[DIFF_ERROR]);
 	putchar('\n');
-	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 : 0;
+	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 :
+	      counts[DIFF_VARIES] ? DIFF_EXIT_VARIES : 0;
 	if (thp_disable_saved >= 0)
 		prctl(PR_SET_THP_DISABLE, thp_disable_saved, 0, 0, 0);
 out:

@@ -14,7 +14,20 @@
 /* --random N at most: ten million scenarios. */
 #define DIFF_RANDOM_MAX 10000000UL
 
-enum diff_verdict { DIFF_MATCH, DIFF_MISMATCH, DIFF_SKIP, DIFF_ERROR };
+/*
+ * DIFF_VARIES: the records differ, and so do the kernel's own records of
+ * the same scenario from run to run at or before the first difference:
+ * something outside the scenario changed a count (backend/host.h), which
+ * says nothing of the model.
+ */
+enum diff_verdict { DIFF_MATCH, DIFF_MISMATCH, DIFF_SKIP, DIFF_ERROR,
+		    DIFF_VARIES };
+
+/* diff's exit status when nothing mismatched but some kernel count varied. */
+#define DIFF_EXIT_VARIES 5
+
+/* Kernel runs of a mismatching scenario, to tell VARIES from MISMATCH. */
+#define DIFF_VARY_RUNS 5
 
 extern const char *const diff_words[];
 
@@ -33,17 +46,38 @@ struct text {
 
 void text_free(struct text *t);
 
+/* How diff_one() runs and compares a scenario. */
+struct diff_config {
+	const char *self;		/* the kernel side's program */
+	const struct pb_variant *variant;
+	const char *variant_name;
+	bool counters;			/* --counters */
+	/*
+	 * Kernel runs a mismatch may take to tell VARIES from MISMATCH
+	 * (1: none again, the first difference is the verdict).
+	 */
+	int vary_runs;
+	/* The model as this machine's kernel is configured (host.h). */
+	bool read_faults_allocate;
+};
+
 /*
  * @f parsed, run on the model (in this process) and on the kernel (the
- * program @self, `run --backend kernel`, in a child) and the records
+ * program @c->self, `run --backend kernel`, in a child) and the records
  * compared: the verdict, its one line in @why.  With @model and @kernel
  * not NULL, the two records are left there (the caller frees them).
  */
-enum diff_verdict diff_one(const char *self, const struct diff_file *f,
-			   const struct pb_variant *variant,
-			   const char *variant_name, bool counters,
-			   struct text *detail, char *why, size_t whylen,
-			   struct text *model, struct text *kernel);
+enum diff_verdict diff_one(const struct diff_config *c,
+			   const struct diff_file *f, struct text *detail,
+			   char *why, size_t whylen, struct text *model,
+			   struct text *kernel);
+
+/*
+ * Look at this machine's kernel (backend/host.h) unless a stand-in runs
+ * the kernel side: fill @c->read_faults_allocate and print the facts as one
+ * "# this kernel ..." line on stdout.
+ */
+void diff_host_setup(struct diff_config *c);
 
 /* The program that runs the kernel side (PTEBATCH_DIFF_KERNEL or this
  * one) into @self: 0, or the status to exit with. */

@@ -38,8 +38,8 @@
 
 struct rdiff {
 	const struct diff_random_options *o;
-	const struct pb_variant *variant;
-	const char *variant_name;
+	/* One kernel run per try (the shrinker's), or DIFF_VARY_RUNS. */
+	struct diff_config once, vary;
 	char self[4096];	/* the kernel side's program */
 	char exe[4096];		/* this program, for the commands printed */
 	uint64_t seed;
@@ -163,8 +163,7 @@ static enum diff_verdict try_text(struct rdiff *rd, const char *name,
 	struct text detail = { 0 };
 	enum diff_verdict v;
 
-	v = diff_one(rd->self, &f, rd->variant, rd->variant_name, false,
-		     &detail, why, whylen, model, kernel);
+	v = diff_one(&rd->once, &f, &detail, why, whylen, model, kernel);
 	text_free(&detail);
 	return v;
 }
@@ -434,7 +433,7 @@ static void keep_failure(struct rdiff *rd, unsigned long i,
 		rp->nr++;
 }
 
-enum { RDIFF_FLAKY = DIFF_ERROR + 1, RDIFF_NR_SLOTS };
+enum { RDIFF_NR_SLOTS = DIFF_VARIES + 1 };
 
 /*
  * Scenario @i: generated, compared, a mismatch run again and kept.  The
@@ -444,7 +443,7 @@ enum { RDIFF_FLAKY = DIFF_ERROR + 1, RDIFF_NR_SLOTS };
 static int one_scenario(struct rdiff *rd, unsigned long i, char *why,
 			size_t whylen, struct repro *rp)
 {
-	char name[64], again[1024];
+	char name[64];
 	struct diff_file f = { name, NULL, 0 };
 	struct text detail = { 0 };
 	enum diff_verdict v;
@@ -456,8 +455,7 @@ static int one_scenario(struct rdiff *rd, unsigned long i, char *why,
 	if (!f.text)
 		return -2;
 	why[0] = '\0';
-	v = diff_one(rd->self, &f, rd->variant, rd->variant_name, false,
-		     &detail, why, whylen, NULL, NULL);
+	v = diff_one(&rd->vary, &f, &detail, why, whylen, NULL, NULL);
 	text_free(&detail);
 	if (v == DIFF_SKIP && skips_everything(why)) {
 		free(f.text);
@@ -468,19 +466,11 @@ static int one_scenario(struct rdiff *rd, unsigned long i, char *why,
 	else
 		printf("%s %s: %s\n", diff_words[v], name, why);
 	fflush(stdout);
+	/*
+	 * A mismatch was run again on the kernel (DIFF_VARY_RUNS): a steady
+	 * one is the model's to answer for, a varying one the machine's.
+	 */
 	slot = v;
-	if (v == DIFF_MISMATCH) {
-		/* A second run tells a one-off from a difference. */
-		again[0] = '\0';
-		if (diff_one(rd->self, &f, rd->variant, rd->variant_name,
-			     false, &detail, again, sizeof(again), NULL,
-			     NULL) != DIFF_MISMATCH) {
-			printf("  not again on a second run: %s\n",
-			       again[0] ? again : "MATCH");
-			slot = RDIFF_FLAKY;
-		}
-		text_free(&detail);
-	}
 	if (slot == DIFF_MISMATCH || slot == DIFF_ERROR) {
 		keep_failure(rd, i, &f, v, why, rp);
 		fflush(stdout);
@@ -492,8 +482,7 @@ static int one_scenario(struct rdiff *rd, unsigned long i, char *why,
 int diff_random(const struct diff_random_options *o,
 		const struct pb_variant *variant, const char *variant_name)
 {
-	struct rdiff rd = { .o = o, .variant = variant,
-			    .variant_name = variant_name };
+	struct rdiff rd = { .o = o };
 	unsigned long counts[RDIFF_NR_SLOTS] = { 0 }, i, done = 0;
 	struct repro rp = { NULL, 0 };
 	char why[1024];
@@ -520,6 +509,13 @@ int diff_random(const struct diff_random_options *o,
 	ret = diff_kernel_side(rd.self, sizeof(rd.self));
 	if (ret)
 		return ret;
+	rd.once.self = rd.self;
+	rd.once.variant = variant;
+	rd.once.variant_name = variant_name;
+	rd.once.vary_runs = 1;
+	diff_host_setup(&rd.once);
+	rd.vary = rd.once;
+	rd.vary.vary_runs = DIFF_VARY_RUNS;
 	n = readlink("/proc/self/exe", rd.exe, sizeof(rd.exe) - 1);
 	snprintf(rd.exe + (n > 0 ? n : 0), sizeof(rd.exe) - (n > 0 ? n : 0),
 		 "%s", n > 0 ? "" : "ptebatch");
@@ -545,12 +541,13 @@ int diff_random(const struct diff_random_options *o,
 		}
 		counts[slot]++;
 	}
-	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 : 0;
+	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 :
+	      counts[DIFF_VARIES] ? DIFF_EXIT_VARIES : 0;
 out:
 	printf("%lu match, %lu mismatch, %lu skip", counts[DIFF_MATCH],
 	       counts[DIFF_MISMATCH], counts[DIFF_SKIP]);
-	if (counts[RDIFF_FLAKY])
-		printf(", %lu not reproduced", counts[RDIFF_FLAKY]);
+	if (counts[DIFF_VARIES])
+		printf(", %lu varies", counts[DIFF_VARIES]);
 	if (counts[DIFF_ERROR])
 		printf(", %lu error", counts[DIFF_ERROR]);
 	printf(" (seed %" PRIu64 ", %lu scenarios, %.1f ms each)\n", rd.seed,

@@ -142,7 +142,10 @@ static void explore_usage(FILE *f)
 
 
 
-/* A whole number from @min to @max, for @flag. */
+/*
+ * A whole number from @min to @max, for @flag: digits only (strtol()
+ * would take " 3" and "+3" too).
+ */
 static int parse_count(const char *flag, const char *v, long min, long max,
 		       long *out)
 {
@@ -151,7 +154,7 @@ static int parse_count(const char *flag, const char *v, long min, long max,
 
 	errno = 0;
 	n = strtol(v, &end, 10);
-	if (errno || end == v || *end || n < min || n > max)
+	if (v[0] < '0' || v[0] > '9' || errno || *end || n < min || n > max)
 		return usage_error("%s: expected a whole number from %ld to"
 				   " %ld, got '%s'", flag, min, max, v);
 	*out = n;
@@ -245,6 +248,10 @@ static int set_shard(void *f, const char *v)
 	char *end;
 	long i, n;
 
+	/* Digits on both sides: strtol() would take spaces and signs. */
+	if (!slash || v[0] < '0' || v[0] > '9' || slash[1] < '0' ||
+	    slash[1] > '9')
+		goto bad;
 	errno = 0;
 	i = strtol(v, &end, 10);
 	if (errno || end == v || *end != '/')

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "fuzz/fuzz.h"
+#include "lib/readfile.h"
 
 int pb_fuzz_scenario_one(const uint8_t *data, size_t size);
 int pb_fuzz_ops_one(const uint8_t *data, size_t size);
@@ -43,45 +45,9 @@ bool fuzz_harness_known(const char *name)
 	return false;
 }
 
-/* All of @path, which may hold any bytes. */
-static uint8_t *read_input(const char *path, size_t *lenp)
-{
-	size_t len = 0, cap = 4096, n;
-	uint8_t *buf = malloc(cap), *bigger;
-	FILE *f = fopen(path, "rb");
-
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len < cap)
-			continue;
-		bigger = realloc(buf, cap * 2);
-		if (!bigger) {
-			free(buf);
-			fclose(f);
-			errno = ENOMEM;
-			return NULL;
-		}
-		buf = bigger;
-		cap *= 2;
-	}
-	if (ferror(f)) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*lenp = len;
-	return buf;
-}
-
 int run_fuzz_input(const char *name, const char *path)
 {
-	uint8_t *data;
+	char *data, why[512];
 	size_t i, len = 0;
 
 	for (i = 0; i < sizeof(harnesses) / sizeof(harnesses[0]); i++)
@@ -90,11 +56,12 @@ int run_fuzz_input(const char *name, const char *path)
 	if (i == sizeof(harnesses) / sizeof(harnesses[0]))
 		return usage_error("--fuzz: no harness '%s' (scenario, ops,"
 				   " events or calib)", name);
-	data = read_input(path, &len);
-	if (!data)
-		return usage_error("%s: %s", path, strerror(errno));
+	/* The bound a replay has (fuzz/fuzz.h): /dev/zero is no input. */
+	if (readfile_all(path, FUZZ_INPUT_MAX_BYTES, "a fuzz input", &data,
+			 &len, why, sizeof(why)))
+		return usage_error("%s", why);
 	fprintf(stderr, "run --fuzz %s: %s, %zu bytes\n", name, path, len);
-	harnesses[i].one(data, len);
+	harnesses[i].one((const uint8_t *)data, len);
 	free(data);
 	/* The harness abort()s on anything broken: this input is fine. */
 	printf("ok: %s passes the %s harness (fuzz/fuzz_%s.c)\n", path, name,

@@ -41,7 +41,9 @@ static void plot_usage(FILE *f)
 	      "                    goes to FILE.svg itself\n"
 	      "exit status: 0 drawn, 1 gnuplot missing or failed, 2 bad usage"
 	      " or a bad row\n"
-	      "             (FILE:LINE named; nothing is drawn)\n", f);
+	      "             (FILE:LINE named, such as a 0 that a log axis"
+	      " cannot show);\n"
+	      "             on any failure no file is written\n", f);
 }
 
 static int set_out(void *o, const char *v)
@@ -51,8 +53,6 @@ static int set_out(void *o, const char *v)
 
 	if (n < 5 || strcmp(v + n - 4, ".svg"))
 		return usage_error("--out: '%s' must end in .svg", v);
-	if (strchr(v, '\'') || strchr(v, '"'))
-		return usage_error("--out: '%s' may not contain a quote", v);
 	if (bench_plot_check("--out", v, why, sizeof(why)))
 		return usage_error("%s", why);
 	((struct plot_options *)o)->out = v;
@@ -136,7 +136,9 @@ static int plot_main(int argc, char **argv)
 	if (!ret) {
 		err = fig_draw_all(&rows, o.out, o.machine, o.only,
 				   stdout);
-		ret = err == -ENODATA ? EXIT_USAGE : err ? 1 : 0;
+		/* -EINVAL: a row a log axis cannot show, named. */
+		ret = err == -ENODATA || err == -EINVAL ? EXIT_USAGE :
+		      err ? 1 : 0;
 	}
 	fig_rows_free(&rows);
 	free(o.files);

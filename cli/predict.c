@@ -144,6 +144,7 @@ static void print_calibration(const char *path, const struct calibration *c)
 			" on %s, this model is %s: its costs are an"
 			" assumption here\n", path, c->machine.arch,
 			pb_arch_name());
+	calib_warn_other_cpu(stderr, "ptebatch: predict", path, c);
 }
 
 static int predict_main(int argc, char **argv)

@@ -118,7 +118,9 @@ static int set_buffer_kb(void *f, const char *v)
 
 	errno = 0;
 	n = strtoul(v, &end, 10);
-	if (*end || errno || !n || n > MAX_BUFFER_KB || v[0] == '-')
+	/* Digits only: strtoul() would take " 5", "+5" and "-5" too. */
+	if (*end || errno || !n || n > MAX_BUFFER_KB || v[0] < '0' ||
+	    v[0] > '9')
 		return usage_error("--buffer-kb: bad size '%s' (KiB per CPU,"
 				   " 1 to %lu)", v, MAX_BUFFER_KB);
 	((struct record_flags *)f)->buffer_kb = n;

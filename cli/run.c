@@ -29,6 +29,7 @@ struct run_options {
 	bool stats;
 	bool kstats;
 	bool check;
+	bool no_zero_page;
 	bool time;
 	int reps;		/* 0: not given */
 	unsigned long memory;	/* 0: the model's default */
@@ -54,7 +55,9 @@ static void run_usage(FILE *f)
 	      " [--set KEY=VALUE]...\n"
 	      "                    [--stats] [--kstats] [--memory SIZE]"
 	      " [--no-check]"
-	      " [--arch ARCH]\n"
+	      " [--no-zero-page]\n"
+	      "                    [--arch ARCH]"
+	      "\n"
 	      "                    [--time [--reps N]] [--name NAME]"
 	      " [--svg FILE.svg]\n"
 	      "                    FILE.scn\n"
@@ -109,6 +112,14 @@ static void run_usage(FILE *f)
 	      " not with --time\n"
 	      "  --no-check        skip the invariant check after each"
 	      " statement\n"
+	      "  --no-zero-page    read faults allocate as write faults do,"
+	      " never mapping the\n"
+	      "                    zero page: the model of a kernel that maps"
+	      " none (diff's\n"
+	      "                    first line says when this machine's does;"
+	      " it then runs\n"
+	      "                    the model so); the header says"
+	      " \"zero-page no\"\n"
 	      "  --name NAME       the scenario's name in messages (FILE's by"
 	      " default), for a\n"
 	      "                    scenario read from /dev/stdin or a pipe\n"
@@ -188,6 +199,12 @@ static int set_no_check(void *o, const char *value)
 	return 0;
 }
 
+static int set_no_zero_page(void *o, const char *value)
+{
+	((struct run_options *)o)->no_zero_page = true;
+	return 0;
+}
+
 static int set_time(void *o, const char *value)
 {
 	((struct run_options *)o)->time = true;
@@ -250,6 +267,7 @@ static const struct cli_option run_options[] = {
 	{ "--kstats", false, set_kstats },
 	{ "--memory", true, set_memory },
 	{ "--no-check", false, set_no_check },
+	{ "--no-zero-page", false, set_no_zero_page },
 	{ "--time", false, set_time },
 	{ "--reps", true, set_reps },
 	{ "--name", true, set_name },
@@ -264,6 +282,7 @@ static int check_kernel_options(const struct run_options *opts)
 	const char *flag = opts->variant_given ? "--variant" :
 			   opts->variant.nr_sets ? "--set" :
 			   opts->stats ? "--stats" :
+			   opts->no_zero_page ? "--no-zero-page" :
 			   opts->memory ? "--memory" : NULL;
 
 	if (strcmp(opts->backend, "kernel") || !flag)
@@ -357,6 +376,7 @@ static int run_main(int argc, char **argv)
 		/* The harness chooses variants, backend and checks itself. */
 		if (opts.variant_given || opts.variant.nr_sets ||
 		    opts.stats || opts.kstats || opts.memory || !opts.check ||
+		    opts.no_zero_page ||
 		    opts.time || opts.reps || opts.name ||
 		    strcmp(opts.backend, "model"))
 			ret = usage_error("--fuzz NAME FILE takes no other"
@@ -394,6 +414,7 @@ static int run_main(int argc, char **argv)
 
 	mopt.memory_bytes = opts.memory;
 	mopt.variant_name = variant_name;
+	mopt.read_faults_allocate = opts.no_zero_page;
 	if (!strcmp(opts.backend, "kernel")) {
 		struct kernel_options kopt = { 0 };
 

@@ -19,6 +19,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/*
+ * The largest input a replay reads (fuzz/replay.c, `ptebatch run --fuzz
+ * NAME FILE`): fuzz/run.sh gives the fuzzers inputs of at most 16K (the
+ * calibration harness; 4K the others) and the committed corpus's largest
+ * is 16K; 1M is 64 times that.
+ */
+#define FUZZ_INPUT_MAX_BYTES (1UL << 20)
+
 /* "scenario", "ops" or "events": fuzz/corpus/NAME and fuzz/regressions/NAME. */
 extern const char fuzz_harness_name[];
 

@@ -9,9 +9,11 @@
  *  - a calibration that reads is written back and read again to the same
  *    costs, and predicts a finite time >= 0 for any counts;
  *  - samples that read are fitted (calib_fit()): 0 with every cost
- *    finite and >= 0, or an error that says why.
+ *    finite, >= 0 and at most CALIB_MAX_COST_US (what the calibration
+ *    reader takes), or an error that says why.
  * Anything else abort()s, after printing what went wrong.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,24 +48,39 @@ static void check_said(int ret, const char *err, const char *path,
 	}
 }
 
-/* A calibration that read: its round trip and its predictions. */
+/*
+ * A calibration that read: its round trip and its predictions.  The file
+ * goes to a directory of its own under $TMPDIR (else /tmp), made for this
+ * input and removed before anything is checked, so that no run leaves one
+ * behind; a write that leaves more than its file there fails.
+ */
 static void check_calibration(const struct calibration *c)
 {
-	static char dir[] = "/tmp/fuzz-calib.XXXXXX";
-	static bool made;
+	const char *tmpdir = getenv("TMPDIR");
 	struct calibration back;
 	uint64_t count[PB_NR_STATS];
 	enum pb_stat missing;
-	char path[64], err[512];
+	char dir[4096], path[4200], err[512];
 	double us;
-	int i;
+	int i, ret;
 
-	if (!made && !mkdtemp(dir))
+	snprintf(dir, sizeof(dir), "%s/fuzz-calib.XXXXXX",
+		 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "fuzz_calib: %s: %s\n", dir, strerror(errno));
 		abort();
-	made = true;
+	}
 	snprintf(path, sizeof(path), "%s/back.json", dir);
-	if (calib_write_file(path, c, err, sizeof(err)) ||
-	    calib_read_file(path, &back, err, sizeof(err))) {
+	ret = calib_write_file(path, c, err, sizeof(err));
+	if (!ret)
+		ret = calib_read_file(path, &back, err, sizeof(err));
+	unlink(path);
+	if (rmdir(dir)) {
+		fprintf(stderr, "fuzz_calib: %s: %s after the round trip\n",
+			dir, strerror(errno));
+		abort();
+	}
+	if (ret) {
 		fprintf(stderr, "fuzz_calib: a calibration that read does not"
 			" write and read back: %s\n", err);
 		abort();
@@ -79,7 +96,6 @@ static void check_calibration(const struct calibration *c)
 		count[i] = (uint64_t)i * 1000003;
 	}
 	calib_free(&back);
-	unlink(path);
 	calib_predict(c, count, &us, &missing);
 	if (!isfinite(us) || us < 0) {
 		fprintf(stderr, "fuzz_calib: predicted %g us\n", us);
@@ -102,7 +118,8 @@ static void check_samples(const struct calib_samples *ss)
 	if (ret)
 		return;
 	for (i = 0; i < PB_NR_STATS; i++) {
-		if (!isfinite(c.cost[i].us) || c.cost[i].us < 0) {
+		if (!isfinite(c.cost[i].us) || c.cost[i].us < 0 ||
+		    c.cost[i].us > CALIB_MAX_COST_US) {
 			fprintf(stderr, "fuzz_calib: fitted '%s' at %g us\n",
 				pb_stat_name(i), c.cost[i].us);
 			abort();

@@ -22,73 +22,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fuzz/fuzz.h"
+#include "lib/readfile.h"
 #include "tests/tap.h"
 
 #define REPLAY_TIMEOUT 30
 /* Bytes of a failed input's output shown; FUZZ_VERBOSE shows them always. */
 #define REPLAY_OUTPUT_MAX 16384
 
-/* All of @path; NULL (errno set) if it cannot be read. */
-static uint8_t *read_file(const char *path, size_t *lenp)
-{
-	size_t len = 0, cap = 4096, n;
-	uint8_t *buf = malloc(cap), *bigger;
-	FILE *f = fopen(path, "rb");
-
-	if (!f || !buf)
-		goto fail;
-	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len < cap)
-			continue;
-		bigger = realloc(buf, cap * 2);
-		if (!bigger)
-			goto fail;
-		buf = bigger;
-		cap *= 2;
-	}
-	if (ferror(f))
-		goto fail;
-	fclose(f);
-	*lenp = len;
-	return buf;
-fail:
-	if (f)
-		fclose(f);
-	free(buf);
-	return NULL;
-}
-
-static unsigned int env_uint(const char *name, unsigned int dflt)
+/*
+ * The number in the environment variable @name, @dflt when it is unset
+ * or empty, into *@out; -1 (said on stderr) when it is no number from 0
+ * to 1000000: a typo is not the default.
+ */
+static int env_uint(const char *name, unsigned int dflt, unsigned int *out)
 {
 	const char *v = getenv(name);
 	char *end;
 	unsigned long n;
 
+	*out = dflt;
 	if (!v || !*v)
-		return dflt;
+		return 0;
+	errno = 0;
 	n = strtoul(v, &end, 10);
-	return *end || n > 1000000 ? dflt : (unsigned int)n;
+	if (v[0] < '0' || v[0] > '9' || errno || *end || n > 1000000) {
+		fprintf(stderr, "%s: expected a number from 0 to 1000000, got"
+			" '%s'\n", name, v);
+		return -1;
+	}
+	*out = (unsigned int)n;
+	return 0;
 }
 
 /* The child: one input, exit status 0 if the harness returned. */
 static void __attribute__((noreturn)) run_child(const char *path,
 						unsigned int timeout)
 {
+	char *data, why[512];
 	size_t len;
-	uint8_t *data = read_file(path, &len);
 
-	if (!data) {
-		fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
+	if (readfile_all(path, FUZZ_INPUT_MAX_BYTES, "a fuzz input", &data,
+			 &len, why, sizeof(why))) {
+		fprintf(stderr, "%s\n", why);
 		_exit(2);
 	}
 	alarm(timeout);
-	LLVMFuzzerTestOneInput(data, len);
+	LLVMFuzzerTestOneInput((const uint8_t *)data, len);
 	free(data);
 	exit(0);
 }
@@ -96,17 +81,16 @@ static void __attribute__((noreturn)) run_child(const char *path,
 /* Replay @path in a child; one TAP line, its output as diagnostics. */
 static void replay_file(const char *path, unsigned int timeout)
 {
-	char out_path[] = "/tmp/fuzz_replay_XXXXXX";
-	int fd = mkstemp(out_path), status;
+	/* In memory: no file of its own to leave behind in /tmp. */
+	int fd = memfd_create("fuzz_replay", MFD_CLOEXEC), status;
 	char *out;
 	size_t len;
 	pid_t pid;
 
 	if (fd < 0) {
-		tap_ok(false, "%s (mkstemp: %s)", path, strerror(errno));
+		tap_ok(false, "%s (memfd_create: %s)", path, strerror(errno));
 		return;
 	}
-	unlink(out_path);
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -194,10 +178,13 @@ static void replay_dir(const char *dir, bool optional, unsigned int max,
 
 int main(int argc, char **argv)
 {
-	unsigned int max = env_uint("FUZZ_REPLAY_MAX", 0);
-	unsigned int timeout = env_uint("FUZZ_REPLAY_TIMEOUT", REPLAY_TIMEOUT);
+	unsigned int max, timeout;
 	char dir[256];
 	int i;
+
+	if (env_uint("FUZZ_REPLAY_MAX", 0, &max) ||
+	    env_uint("FUZZ_REPLAY_TIMEOUT", REPLAY_TIMEOUT, &timeout))
+		return 2;
 
 	if (argc > 1) {
 		for (i = 1; i < argc; i++)

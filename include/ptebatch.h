@@ -29,6 +29,17 @@ struct pb_config {
 	 * from one arena (mm/checkpoint.c) instead of the C heap.
 	 */
 	bool checkpoints;
+	/*
+	 * A read fault on private anonymous memory never maps the shared
+	 * zero page nor the huge zero folio: it allocates as a write fault
+	 * does, and maps the folio writable and dirty.  Mainline does so
+	 * where mm_forbids_zeropage() (s390 guests), which also keeps a
+	 * split from remapping zero-filled pages to the zero page; a PVM
+	 * guest kernel booted with pvm_no_zero_page=1 does only the fault
+	 * half (seen: its split still remaps).  `ptebatch diff` sets it
+	 * when this machine's kernel behaves so (backend/host.c).
+	 */
+	bool read_faults_allocate;
 };
 
 #define PB_DEFAULT_MEMORY (4UL << 30)
@@ -169,7 +180,12 @@ unsigned long pb_proc_faults(const struct pb_proc *proc);
 #define PB_PROT_READ  1
 #define PB_PROT_WRITE 2
 
-/* mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE) at @addr. */
+/*
+ * mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE) at @addr, @len
+ * rounded up to whole pages.  The errors come in Linux's order: a zero
+ * @len is -EINVAL; a range past the address space -ENOMEM; then an
+ * unaligned @addr -EINVAL; then a mapping in the way -EEXIST.
+ */
 int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
 	    int prot);
 /*
@@ -188,6 +204,11 @@ int pb_mmap(struct pb_proc *proc, unsigned long addr, unsigned long len,
 int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		  int prot, unsigned int map_flags);
 int pb_munmap(struct pb_proc *proc, unsigned long addr, unsigned long len);
+/*
+ * mprotect(): @prot of PB_PROT_* (another bit is -EINVAL, checked after
+ * the range's alignment and wrap, before any VMA); a hole stops it with
+ * -ENOMEM, what came before it changed.
+ */
 int pb_mprotect(struct pb_proc *proc, unsigned long addr, unsigned long len,
 		int prot);
 
@@ -216,10 +237,21 @@ int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
  * mremap(addr, old_len, new_len, 0): resize a mapping in place.  A shrink
  * unmaps the tail; a grow needs [addr, addr + old_len) to be one VMA to
  * its end (else -EFAULT) and the range after it free (else -ENOMEM), and
- * adds absent pages.  @addr unmapped is -EFAULT.
+ * adds absent pages.  @addr unmapped is -EFAULT.  The checks come in
+ * Linux's order: -EINVAL for the arguments, then -EFAULT, then -ENOMEM.
  */
 int pb_mremap_resize(struct pb_proc *proc, unsigned long addr,
 		     unsigned long old_len, unsigned long new_len);
+/*
+ * The same, as if another mapping began at @room_end: a grow that would
+ * end past it is -ENOMEM where Linux would meet that mapping (in
+ * vma_expandable()), after every check before it - an unmapped @addr or
+ * a range that is not one VMA is still -EFAULT.  For a caller that keeps
+ * [room_end, ...) for mappings of its own.
+ */
+int pb_mremap_resize_room(struct pb_proc *proc, unsigned long addr,
+			  unsigned long old_len, unsigned long new_len,
+			  unsigned long room_end);
 /* Map every PMD-mapped THP in the range with PTEs, keeping folios whole. */
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len);
 

@@ -53,6 +53,7 @@ int pb_init(const struct pb_config *cfg)
 	machine.thp_policy[HPAGE_PMD_ORDER] = PB_THP_MADVISE;
 	memset(cpu_tlbs, 0, sizeof(cpu_tlbs));
 	pb_variant_preset(PB_DEFAULT_VARIANT, &machine.variant);
+	machine.read_faults_allocate = cfg && cfg->read_faults_allocate;
 	node_stat_reset();
 	if (cfg && cfg->checkpoints)
 		arena_enable();
@@ -159,16 +160,18 @@ int pb_mmap_flags(struct pb_proc *proc, unsigned long addr, unsigned long len,
 	pthread_rwlock_wrlock(&proc->mm->mmap_lock);
 	/*
 	 * MAP_FIXED: what was mapped there goes first, under the same lock,
-	 * as mmap_region() unmaps it before it inserts the new VMA.
+	 * as mmap_region() unmaps it before it inserts the new VMA - once
+	 * the arguments have passed every check.
 	 */
-	err = map_flags & PB_MAP_FIXED ? do_munmap(proc->mm, addr, len) : 0;
-	if (!err)
-		err = do_mmap(proc->mm, addr, len, flags);
+	err = do_mmap(proc->mm, addr, len, flags, map_flags & PB_MAP_FIXED);
 	pthread_rwlock_unlock(&proc->mm->mmap_lock);
-	/* vm_mmap_pgoff(): mm_populate() once the write lock is dropped. */
+	/*
+	 * vm_mmap_pgoff(): mm_populate() once the write lock is dropped,
+	 * of the page-aligned length.
+	 */
 	if (!err && (map_flags & PB_MAP_POPULATE)) {
 		pthread_rwlock_rdlock(&proc->mm->mmap_lock);
-		__mm_populate(proc->mm, addr, addr + len);
+		__mm_populate(proc->mm, addr, addr + ALIGN(len, PAGE_SIZE));
 		pthread_rwlock_unlock(&proc->mm->mmap_lock);
 	}
 	return err;
@@ -229,9 +232,16 @@ int pb_mremap_flags(struct pb_proc *proc, unsigned long old_addr,
 int pb_mremap_resize(struct pb_proc *proc, unsigned long addr,
 		     unsigned long old_len, unsigned long new_len)
 {
+	return pb_mremap_resize_room(proc, addr, old_len, new_len, TASK_SIZE);
+}
+
+int pb_mremap_resize_room(struct pb_proc *proc, unsigned long addr,
+			  unsigned long old_len, unsigned long new_len,
+			  unsigned long room_end)
+{
 	kernel_enter();
 	AS_TASK(proc);
-	return mremap_at(proc->mm, addr, old_len, new_len);
+	return mremap_at(proc->mm, addr, old_len, new_len, room_end);
 }
 
 int pb_split_pmd(struct pb_proc *proc, unsigned long addr, unsigned long len)

@@ -637,25 +637,36 @@ void __mm_populate(struct mm_struct *mm, unsigned long start, unsigned long end)
 
 /*
  * gup_fast_fallback(): GUP-fast for as much as it can, then the slow path
- * from where it stopped.  Returns pages taken or a negative error.
+ * from where it stopped.  Returns pages taken or a negative error; the
+ * argument checks come in Linux's order.
  */
 long get_user_pages_fast_flags(struct mm_struct *mm, unsigned long start,
 			       unsigned long nr_pages, unsigned int gup_flags,
 			       struct page **pages)
 {
-	unsigned long nr_pinned, end = start + (nr_pages << PAGE_SHIFT);
+	unsigned long nr_pinned, len, end;
 	long ret;
 
 	if (!!(gup_flags & FOLL_GET) == !!(gup_flags & FOLL_PIN))
 		return -EINVAL;
 	if ((gup_flags & FOLL_LONGTERM) && !(gup_flags & FOLL_PIN))
 		return -EINVAL;
+	/*
+	 * MMF_HAS_PINNED goes up before the range is checked.  The range
+	 * starts at @start's page; one that wraps is -EOVERFLOW, one that
+	 * ends past the address space -EFAULT, even with no page asked for.
+	 */
+	if (gup_flags & FOLL_PIN)
+		atomic_store(&mm->has_pinned, true);
+	start &= PAGE_MASK;
+	len = nr_pages << PAGE_SHIFT;
+	end = start + len;
+	if (end < start)
+		return -EOVERFLOW;
+	if (end > TASK_SIZE)
+		return -EFAULT;
 	if (!nr_pages)
 		return 0;
-	if (start & ~PAGE_MASK || end <= start || end > TASK_SIZE)
-		return -EFAULT;
-	if (gup_flags & FOLL_PIN)
-		atomic_store(&mm->has_pinned, true);	/* MMF_HAS_PINNED */
 	nr_pinned = gup_fast(mm, start, end, gup_flags, pages);
 	if (nr_pinned == nr_pages || (gup_flags & FOLL_FAST_ONLY))
 		return (long)nr_pinned;

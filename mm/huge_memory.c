@@ -86,7 +86,8 @@ static pmd_t mk_huge_pmd(struct page *page, pgprot_t prot)
 
 /*
  * A fault on an empty PMD where PMD THP is allowed: a read maps the huge
- * zero page (use_zero_page=1), a write a new, zeroed PMD-size folio.
+ * zero page (use_zero_page=1), a write a new, zeroed PMD-size folio; so
+ * does a read where it may not map the zero page.
  * Allocation failure falls back to PTEs.
  */
 vm_fault_t do_huge_pmd_anonymous_page(struct vm_area_struct *vma,
@@ -104,7 +105,7 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_area_struct *vma,
 	pgtable = alloc_table_frame();
 	if (!pgtable)
 		return VM_FAULT_OOM;
-	if (flags & FAULT_FLAG_WRITE) {
+	if ((flags & FAULT_FLAG_WRITE) || !read_fault_maps_zeropage(mm)) {
 		folio = folio_alloc(HPAGE_PMD_ORDER);
 		if (!folio) {
 			free_table_frame(pgtable);

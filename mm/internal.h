@@ -70,6 +70,7 @@ struct machine {
 	enum pb_thp_policy thp_policy[HPAGE_PMD_ORDER + 1];
 	atomic_uint next_mm_id;
 	struct pb_variant variant;	/* which paths run batched */
+	bool read_faults_allocate;	/* pb_config.read_faults_allocate */
 };
 extern struct machine machine;
 
@@ -382,6 +383,15 @@ static inline void folio_mark_lazyfree(struct folio *folio)
 /* 64-bit: every large folio has _pincount. */
 #define folio_has_pincount(f)	folio_test_large(f)
 
+/*
+ * May a read fault map the (huge) zero page?  Mainline: unless
+ * mm_forbids_zeropage(mm); here one setting for the whole machine.
+ */
+static inline bool read_fault_maps_zeropage(const struct mm_struct *mm)
+{
+	return !machine.read_faults_allocate;
+}
+
 static inline bool is_zero_pfn(unsigned long pfn)
 {
 	return pfn == machine.zero_pfn;
@@ -633,7 +643,7 @@ int vma_modify_range(struct mm_struct *mm, unsigned long start,
 struct mm_struct *mm_alloc(void);
 void mm_free(struct mm_struct *mm);
 int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
-	    unsigned long vm_flags);
+	    unsigned long vm_flags, bool fixed);
 int do_munmap(struct mm_struct *mm, unsigned long start, unsigned long len);
 void unmap_region(struct mm_struct *mm, struct vm_area_struct *vma,
 		  unsigned long start, unsigned long end);
@@ -719,7 +729,7 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 	      unsigned long new_addr, bool dontunmap);
 int mremap_at(struct mm_struct *mm, unsigned long addr, unsigned long old_len,
-	      unsigned long new_len);
+	      unsigned long new_len, unsigned long limit);
 
 /* access.c */
 #define NR_CPUS 8

@@ -357,10 +357,15 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 
 	if (!madvise_behavior_valid(advice))
 		return -EINVAL;
+	/*
+	 * check_input_range(): a length that rounds up to 0 from the top
+	 * of the range of size_t is -EINVAL, not an empty range.
+	 */
 	if (start & ~PAGE_MASK)
 		return -EINVAL;
-	len = ALIGN(len, PAGE_SIZE);
-	end = start + len;
+	end = start + ALIGN(len, PAGE_SIZE);
+	if (len && end == start)
+		return -EINVAL;
 	if (end < start)
 		return -EINVAL;
 	if (end == start)
@@ -400,9 +405,16 @@ int do_madvise(struct mm_struct *mm, unsigned long start, unsigned long len,
 		} else {
 			unsigned long newflags = advice_flags(vma->vm_flags, advice);
 
+			/*
+			 * madvise_vma_behavior(): a VMA split that found no
+			 * memory is -EAGAIN, telling it from a hole's -ENOMEM.
+			 */
 			if (newflags != vma->vm_flags &&
-			    !vma_modify_flags(mm, vma, addr, tmp, newflags, &err))
+			    !vma_modify_flags(mm, vma, addr, tmp, newflags, &err)) {
+				if (err == -ENOMEM)
+					err = -EAGAIN;
 				break;
+			}
 		}
 		addr = tmp;
 	}

@@ -107,8 +107,13 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 	if (pmd_none(pmdp_get(vmf->pmd)) && __pte_alloc(vma->vm_mm, vmf->pmd))
 		return VM_FAULT_OOM;
 
-	/* A read maps the shared zero page, one PTE, never a large folio. */
-	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
+	/*
+	 * A read maps the shared zero page, one PTE, never a large folio;
+	 * where it may not, it allocates as a write does, and the folio is
+	 * mapped writable and dirty just the same.
+	 */
+	if (!(vmf->flags & FAULT_FLAG_WRITE) &&
+	    read_fault_maps_zeropage(vma->vm_mm)) {
 		entry = pte_mkspecial(pfn_pte(machine.zero_pfn, vma->vm_page_prot));
 		ptep = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &ptl);
 		if (!ptep)

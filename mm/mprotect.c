@@ -237,8 +237,23 @@ static int mprotect_fixup(struct mmu_gather *tlb, struct mm_struct *mm,
 }
 
 /*
- * do_mprotect_pkey(): apply to each VMA of the range in order; a hole
- * stops with -ENOMEM, keeping what was already changed.
+ * arch_validate_prot(): x86-64's (the generic one) takes PROT_READ,
+ * PROT_WRITE, PROT_EXEC and PROT_SEM, arm64's PROT_BTI and PROT_MTE
+ * too.  The model has none of the others' memory: a bit it does not
+ * know is -EINVAL, as Linux says for one it does not know.
+ */
+static bool arch_validate_prot(unsigned long prot)
+{
+	return !(prot & ~(unsigned long)(PB_PROT_READ | PB_PROT_WRITE));
+}
+
+/*
+ * do_mprotect_pkey(): the checks in Linux's order - an unaligned @start
+ * (-EINVAL) even with a zero length, which then does nothing; a range
+ * that wraps (-ENOMEM); an unknown protection bit (-EINVAL) - then each
+ * VMA of the range in order; a hole stops with -ENOMEM, keeping what was
+ * already changed.  Nothing is mapped past TASK_SIZE, so a range that
+ * runs past it changes what lies below and stops there with -ENOMEM.
  */
 int do_mprotect(struct mm_struct *mm, unsigned long start, unsigned long len,
 		unsigned long prot)
@@ -254,8 +269,10 @@ int do_mprotect(struct mm_struct *mm, unsigned long start, unsigned long len,
 		return 0;
 	len = ALIGN(len, PAGE_SIZE);
 	end = start + len;
-	if (end <= start || end > TASK_SIZE)
+	if (end <= start)
 		return -ENOMEM;
+	if (!arch_validate_prot(prot))
+		return -EINVAL;
 	pthread_rwlock_wrlock(&mm->mmap_lock);
 	vma = find_vma(mm, start);
 	if (!vma || vma->vm_start > start) {

@@ -178,21 +178,42 @@ static int move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	return 0;
 }
 
+/*
+ * check_mremap_params() of a move (MREMAP_MAYMOVE|MREMAP_FIXED, the same
+ * length at both ends), in Linux's order; every failure is -EINVAL, so
+ * the order shows only in what is never looked at: no VMA before all of
+ * these passed.  The length is page-aligned first, so one that rounds up
+ * past the top of the address space is 0 and refused.
+ */
+static int check_move_params(unsigned long old, unsigned long len,
+			     unsigned long new_addr)
+{
+	if (old & ~PAGE_MASK || !len || len > TASK_SIZE)
+		return -EINVAL;
+	if (new_addr > TASK_SIZE - len || new_addr & ~PAGE_MASK)
+		return -EINVAL;
+	/* vrm_overlaps(), with the kernel's sums as they are. */
+	if (old + len > new_addr && new_addr + len > old)
+		return -EINVAL;
+	return 0;
+}
+
 int do_mremap(struct mm_struct *mm, unsigned long old, unsigned long len,
 	      unsigned long new_addr, bool dontunmap)
 {
-	unsigned long end = old + len, addr;
-	int err = 0;
+	unsigned long end, addr;
+	int err;
 
-	if ((old | new_addr) & ~PAGE_MASK || !len)
-		return -EINVAL;
 	len = ALIGN(len, PAGE_SIZE);
+	err = check_move_params(old, len, new_addr);
+	if (err)
+		return err;
 	end = old + len;
-	if (end < old || new_addr + len > TASK_SIZE)
-		return -EINVAL;
-	if (new_addr < end && old < new_addr + len)
-		return -EINVAL;	/* overlapping ranges */
 	pthread_rwlock_wrlock(&mm->mmap_lock);
+	/*
+	 * remap_move(): no gap at the start of the range.  An @old past
+	 * the address space, where old + len may wrap, has no VMA either.
+	 */
 	if (!vma_lookup(mm, old)) {
 		err = -EFAULT;
 		goto out;
@@ -228,63 +249,74 @@ out:
 
 /*
  * vma_expandable(): nothing maps [vm_end, vm_end + delta), and it lies in
- * the user address space (get_unmapped_area() with MAP_FIXED).
+ * the user address space (get_unmapped_area() with MAP_FIXED).  @limit
+ * is where the caller's next mapping would begin (the scenario's room):
+ * reaching past it fails here, as meeting that mapping would.
  */
-static bool vma_expandable(struct vm_area_struct *vma, unsigned long delta)
+static bool vma_expandable(struct vm_area_struct *vma, unsigned long delta,
+			   unsigned long limit)
 {
 	unsigned long end = vma->vm_end + delta;
 	struct vm_area_struct *next;
 
-	if (end < vma->vm_end || end > TASK_SIZE)
+	if (end < vma->vm_end || end > limit)
 		return false;
 	next = find_vma(vma->vm_mm, vma->vm_end);
-	return !next || next->vm_start >= end;
+	if (next && next->vm_start < end)
+		return false;
+	return end <= TASK_SIZE;
 }
 
 /*
- * expand_vma() without MREMAP_MAYMOVE (resize_is_valid(), then the
- * expansion in place or ENOMEM).  [addr, addr + old_len) must lie in one
- * VMA: after a partial mprotect or with a hole it does not, and Linux
- * says EFAULT.  It must also reach the VMA's end, since only the end can
- * grow in place; the rest of what resize_is_valid() checks (VM_DONTEXPAND,
- * mlock and address-space limits) has nothing to refuse in the model.
+ * check_prep_vma() of a grow, in Linux's order, then expand_vma()
+ * without MREMAP_MAYMOVE.  A private mapping cannot be duplicated
+ * (@old_len 0: -EINVAL).  [addr, addr + old_len) must lie in one VMA:
+ * after a partial mprotect or with a hole it does not, and Linux says
+ * -EFAULT - before it looks for room, so a grow that would also run
+ * into the next mapping is -EFAULT too.  The rest of what
+ * check_prep_vma() checks (VM_DONTEXPAND, mlock and address-space
+ * limits) has nothing to refuse in the model.  Then the grow needs the
+ * range to reach the VMA's end, since only the end can grow in place,
+ * and room after it (vrm_can_expand_in_place()), else -ENOMEM.
  */
 static int expand_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		      unsigned long addr, unsigned long old_len,
-		      unsigned long new_len)
+		      unsigned long new_len, unsigned long limit)
 {
 	unsigned long delta = new_len - old_len;
 
-	/* A private mapping cannot be duplicated (old_len 0). */
 	if (!old_len)
 		return -EINVAL;
 	if (old_len > vma->vm_end - addr)
 		return -EFAULT;
-	if (vma->vm_end - addr != old_len || !vma_expandable(vma, delta))
+	if (vma->vm_end - addr != old_len || !vma_expandable(vma, delta, limit))
 		return -ENOMEM;
 	vma_merge_extend(mm, vma, delta);
 	return 0;
 }
 
 /*
- * mremap(addr, old_len, new_len, 0): resize in place.  @addr must be
- * mapped (EFAULT), whatever the lengths: a resize to the same length then
- * succeeds with nothing to do, as Linux's MREMAP_NO_RESIZE does.  A shrink
- * unmaps the tail as munmap does (shrink_vma()), across VMAs and holes
- * alike, splitting a huge PMD mapped across the new end; the folios there
- * stay whole, partly mapped.  A grow adds absent pages (expand_vma()).
+ * mremap(addr, old_len, new_len, 0): resize in place, growing no further
+ * than @limit.  check_mremap_params() first (@addr aligned, @new_len not
+ * 0 once page-aligned and within the address space: -EINVAL); then @addr
+ * must be mapped (-EFAULT), whatever the lengths: a resize to the same
+ * length then succeeds with nothing to do, as Linux's MREMAP_NO_RESIZE
+ * does.  A shrink unmaps the tail as munmap does (shrink_vma()), across
+ * VMAs and holes alike, splitting a huge PMD mapped across the new end;
+ * the folios there stay whole, partly mapped.  A grow adds absent pages
+ * (expand_vma()).
  */
 int mremap_at(struct mm_struct *mm, unsigned long addr, unsigned long old_len,
-	      unsigned long new_len)
+	      unsigned long new_len, unsigned long limit)
 {
 	struct vm_area_struct *vma;
 	int err = 0;
 
-	/* check_mremap_params() */
-	if (addr & ~PAGE_MASK || !ALIGN(new_len, PAGE_SIZE))
-		return -EINVAL;
+	/* do_mremap() aligns both lengths before check_mremap_params(). */
 	old_len = ALIGN(old_len, PAGE_SIZE);
 	new_len = ALIGN(new_len, PAGE_SIZE);
+	if (addr & ~PAGE_MASK || !new_len || new_len > TASK_SIZE)
+		return -EINVAL;
 	pthread_rwlock_wrlock(&mm->mmap_lock);
 	vma = vma_lookup(mm, addr);
 	if (!vma)
@@ -292,7 +324,7 @@ int mremap_at(struct mm_struct *mm, unsigned long addr, unsigned long old_len,
 	else if (new_len < old_len)
 		err = do_munmap(mm, addr + new_len, old_len - new_len);
 	else if (new_len > old_len)
-		err = expand_vma(mm, vma, addr, old_len, new_len);
+		err = expand_vma(mm, vma, addr, old_len, new_len, limit);
 	pthread_rwlock_unlock(&mm->mmap_lock);
 	return err;
 }

@@ -306,18 +306,39 @@ struct vm_area_struct *vma_modify_flags(struct mm_struct *mm,
 	return vma;
 }
 
+/*
+ * A private anonymous mapping at @addr: MAP_FIXED_NOREPLACE, or MAP_FIXED
+ * with @fixed.  do_mmap()'s checks come in Linux's order, before anything
+ * is looked at: a zero length is -EINVAL; the length is page-aligned, and
+ * one that rounds up to 0 is -ENOMEM; then __get_unmapped_area(): a
+ * length past TASK_SIZE or a range ending past it is -ENOMEM, and only
+ * then an unaligned @addr -EINVAL.  Then an existing mapping in the way
+ * is -EEXIST, or with @fixed unmapped first (mmap_region()).
+ */
 int do_mmap(struct mm_struct *mm, unsigned long addr, unsigned long len,
-	    unsigned long vm_flags)
+	    unsigned long vm_flags, bool fixed)
 {
 	struct vm_area_struct *vma, *next;
 	int err;
 
-	if (!len || !IS_ALIGNED(addr | len, PAGE_SIZE) || addr + len > TASK_SIZE ||
-	    addr + len < addr)
+	if (!len)
 		return -EINVAL;
-	next = find_vma(mm, addr);
-	if (next && next->vm_start < addr + len)
-		return -EEXIST;		/* MAP_FIXED_NOREPLACE */
+	len = ALIGN(len, PAGE_SIZE);
+	if (!len)
+		return -ENOMEM;
+	if (len > TASK_SIZE || addr > TASK_SIZE - len)
+		return -ENOMEM;
+	if (addr & ~PAGE_MASK)
+		return -EINVAL;
+	if (fixed) {
+		err = do_munmap(mm, addr, len);
+		if (err)
+			return err;
+	} else {
+		next = find_vma(mm, addr);
+		if (next && next->vm_start < addr + len)
+			return -EEXIST;		/* MAP_FIXED_NOREPLACE */
+	}
 	vma = vm_area_alloc(mm);
 	if (!vma)
 		return -ENOMEM;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/readfile.h"
 #include "record/events.h"
 
 /*
@@ -183,24 +184,47 @@ static int take_field(struct rec_event *e, const struct kind_desc *k,
 	return -1;
 }
 
+/* strtoull() and strtol() would skip spaces and take a sign. */
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* A pid: digits, 1 to INT32_MAX (not cut to 32 bits, as a cast would). */
+static int take_pid(const char *tok, int32_t *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(tok, &end, 10);
+	if (!is_digit(*tok) || *end || errno || v < 1 || v > INT32_MAX)
+		return -1;
+	*pid = (int32_t)v;
+	return 0;
+}
+
 int rec_read_events(const char *name, FILE *in, struct rec_stream *s,
 		    FILE *err)
 {
-	char *line = NULL, *tok, *save, *end;
-	size_t cap = 0;
+	struct readfile_lines lines;
+	char *line, *tok, *save, *end, why[512];
+	size_t got;
 	int lineno = 0, ret = 0;
 	bool have_root = false;
 
 	s->root = 0;
-	ssize_t got;
-
-	while ((got = getline(&line, &cap, in)) >= 0) {
+	readfile_lines_init(&lines, in, name, REC_EVENTS_MAX_BYTES,
+			    REC_EVENTS_MAX_LINE, "an events file");
+	while ((ret = readfile_lines_next(&lines, &line, &got, why,
+					  sizeof(why))) > 0) {
 		struct rec_event e = { 0 };
 		const struct kind_desc *k;
 		int kind;
 
+		ret = 0;
 		lineno++;
-		if (strlen(line) != (size_t)got) {
+		if (strlen(line) != got) {
 			fprintf(err, "%s:%d: a NUL byte in the line\n", name,
 				lineno);
 			goto bad;
@@ -211,8 +235,8 @@ int rec_read_events(const char *name, FILE *in, struct rec_stream *s,
 			continue;
 		if (!strcmp(tok, "root")) {
 			tok = strtok_r(NULL, " \t", &save);
-			s->root = tok ? (int32_t)strtol(tok, &end, 10) : 0;
-			if (!tok || *end || s->root <= 0 || have_root) {
+			if (!tok || take_pid(tok, &s->root) || have_root ||
+			    strtok_r(NULL, " \t", &save)) {
 				fprintf(err, "%s:%d: 'root PID': one, a pid\n",
 					name, lineno);
 				goto bad;
@@ -222,13 +246,10 @@ int rec_read_events(const char *name, FILE *in, struct rec_stream *s,
 		}
 		errno = 0;
 		e.ts = strtoull(tok, &end, 10);
-		if (*end || errno)
+		if (!is_digit(*tok) || *end || errno)
 			goto bad_line;
 		tok = strtok_r(NULL, " \t", &save);
-		if (!tok)
-			goto bad_line;
-		e.pid = (int32_t)strtol(tok, &end, 10);
-		if (*end || e.pid <= 0)
+		if (!tok || take_pid(tok, &e.pid))
 			goto bad_line;
 		tok = strtok_r(NULL, " \t", &save);
 		kind = tok ? find_kind(tok) : -1;
@@ -261,9 +282,11 @@ bad_line:
 			name, lineno);
 		goto bad;
 	}
-	if (ferror(in)) {
-		fprintf(err, "%s: read error\n", name);
-		ret = -EIO;
+	if (ret) {
+		fprintf(err, "%s\n", why);
+		/* Past a bound is bad input, as a bad line is. */
+		if (ret == -EFBIG)
+			ret = -EINVAL;
 	} else if (!have_root) {
 		fprintf(err, "%s: no 'root PID' line\n", name);
 		ret = -EINVAL;
@@ -272,6 +295,6 @@ bad_line:
 bad:
 	ret = -EINVAL;
 out:
-	free(line);
+	readfile_lines_close(&lines);
 	return ret;
 }

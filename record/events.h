@@ -68,8 +68,16 @@ const char *rec_kind_name(enum rec_kind kind);
  * kind (rec_write_events() prints them).  Used for the converter's tests
  * and by `ptebatch record --events FILE` / `--from-events FILE`.
  * rec_read_events() prints "FILE:LINE: message" to @err on bad input and
- * returns -EINVAL; 0 on success.
+ * returns -EINVAL (a stream larger than REC_EVENTS_MAX_BYTES or with a
+ * line longer than REC_EVENTS_MAX_LINE included); 0 on success.
+ *
+ * The bounds: an event is a line of about 45 bytes (a fault) to 170 (an
+ * mremap), one per fault the trace saw, file-backed ones included; the
+ * largest trace recorded here, 7.2M faults, makes some 330M of them.
+ * 1G is three times that (and some 1.4G of memory as events).
  */
+#define REC_EVENTS_MAX_BYTES	(1UL << 30)
+#define REC_EVENTS_MAX_LINE	(64UL << 10)
 int rec_write_events(FILE *f, const struct rec_stream *s);
 int rec_read_events(const char *name, FILE *in, struct rec_stream *s,
 		    FILE *err);

@@ -4,9 +4,37 @@
  * the machine's tracing is untouched), following the command's process
  * tree from before its execve, drained while it runs, read with
  * libtracefs and decoded with libtraceevent.
+ *
+ * The machine's state, and how each piece comes back:
+ *
+ *  - The THP settings lock (backend/thp_sysfs.h) is taken first, before
+ *    anything is changed or even looked at, and dropped last, once all
+ *    is back: two recorders take turns (the second says whose lock it
+ *    waits for), as they must anyway for the THP knobs, which are the
+ *    machine's.  The command gets the lock lent (thp_lock_lend()), so
+ *    that a ptebatch it runs (run --backend kernel, diff, bench,
+ *    calibrate, record) takes turns with its siblings instead of waiting
+ *    for us, which wait for it.
+ *  - tracefs: the machine's mount if it has one, used as it is.  If it
+ *    has none, a mount of our own that is attached nowhere (fsopen() and
+ *    fsmount(): a descriptor, never in any mount table), which goes away
+ *    with its last descriptor, so also when this process is killed with
+ *    SIGKILL.  Nothing is ever mounted or unmounted where others see
+ *    it.  libtracefs is told the directory (tracefs_set_tracing_dir()),
+ *    since left to find one itself it mounts tracefs (or debugfs) on the
+ *    machine's /sys/kernel when it sees none mounted.
+ *  - The instance, instances/ptebatch-record-PID, holds every buffer,
+ *    event, filter, option and set_event_pid we write; removing it
+ *    removes them all.  Removed on every exit path, a fault in the
+ *    recorder included (its handler); one left by a recorder killed with
+ *    SIGKILL is removed by the next recorder (remove_stale_instances()).
+ *  - The THP knobs: thp_settings_apply() and its restore, journal
+ *    included (a SIGKILL's leftovers are put back by the next holder of
+ *    the lock).
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <errno.h>
 #include <signal.h>
@@ -28,6 +56,7 @@
 
 #define TRACEFS_PATH "/sys/kernel/tracing"
 #define INSTANCE_PREFIX "ptebatch-record-"
+#define INSTANCES "instances/"
 #define DEFAULT_BUFFER_KB 65536UL
 
 /* The events read, the field each slot of rec_event takes, and its kind. */
@@ -100,9 +129,19 @@ struct capture {
 };
 
 static volatile sig_atomic_t stop_signal;
+/* Set by a stop signal while we wait to take the lent lock back. */
+static volatile sig_atomic_t give_up_lent;
+static volatile sig_atomic_t taking_back;
 static volatile pid_t child_pgid;
-static char instance_dir[256];
-static volatile sig_atomic_t mounted_here;	/* tracefs: we mounted it */
+
+/* Where tracefs is, for libtracefs (a path) and for the handler (a fd). */
+struct tracing {
+	char dir[PATH_MAX];
+	int mount_fd;			/* our own mount, attached nowhere; or -1 */
+};
+static volatile int tracing_fd = -1;	/* O_PATH, the tracing directory */
+static char instance_rel[96];		/* "instances/NAME" under it */
+static volatile sig_atomic_t instance_made;
 
 /* The first asks the command to end; a second one insists. */
 static void on_stop_signal(int sig)
@@ -110,25 +149,26 @@ static void on_stop_signal(int sig)
 	int again = stop_signal != 0;
 
 	stop_signal = sig;
+	if (taking_back)
+		give_up_lent = 1;
 	if (child_pgid > 0)
 		kill(-child_pgid, again ? SIGKILL : SIGTERM);
 }
 
 /*
- * A fault in the recorder itself: the instance goes (rmdir is
+ * A fault in the recorder itself: the instance goes (unlinkat is
  * async-signal-safe and the kernel disables its events), the THP
  * settings come back, the output files' temporaries go (lib/outfile.h),
- * and the signal does what it would have done.
+ * and the signal does what it would have done.  Our tracefs mount, if
+ * any, goes with the process.
  */
 static void on_fatal_signal(int sig)
 {
 	outfile_remove_temporaries();
 	if (child_pgid > 0)
 		kill(-child_pgid, SIGKILL);
-	if (instance_dir[0])
-		rmdir(instance_dir);
-	if (mounted_here)
-		umount2(TRACEFS_PATH, MNT_DETACH);
+	if (instance_made && tracing_fd >= 0)
+		unlinkat(tracing_fd, instance_rel, AT_REMOVEDIR);
 	thp_settings_restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -228,6 +268,90 @@ add:
 	return 0;
 }
 
+/* A tracefs file read whole (a format is a few KB); NULL if it cannot be. */
+static char *read_whole(const char *path, size_t *len)
+{
+	size_t cap = 8192, n = 0;
+	char *buf = malloc(cap), *more;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (!buf || fd < 0)
+		goto fail;
+	while ((r = read(fd, buf + n, cap - n)) > 0) {
+		n += r;
+		if (n < cap)
+			continue;
+		/* 1M: no format comes near it. */
+		if (cap >= (1UL << 20) || !(more = realloc(buf, cap * 2)))
+			goto fail;
+		buf = more;
+		cap *= 2;
+	}
+	if (r < 0 || !n)
+		goto fail;
+	close(fd);
+	*len = n;
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static void load_format(struct tep_handle *tep, const char *dir,
+			const char *system, const char *name)
+{
+	char path[PATH_MAX + 128], *buf;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, system,
+		 name);
+	buf = read_whole(path, &len);
+	if (buf)
+		tep_parse_event(tep, buf, len, system);
+	free(buf);
+}
+
+/*
+ * The formats of the events read (descs[] and their sys_exit_ twins) and
+ * the ring buffer's page header: what tracefs_local_events_system() reads
+ * for them, without every other event of their systems and without
+ * /proc/kallsyms, which this decoder never prints and which takes half a
+ * minute to parse under AddressSanitizer.  A missing event is for
+ * resolve_events() to name.
+ */
+static struct tep_handle *load_formats(const char *dir)
+{
+	struct tep_handle *tep = tep_alloc();
+	char path[PATH_MAX + 32], name[64], *buf;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int i;
+	size_t len;
+
+	if (!tep)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/events/header_page", dir);
+	buf = read_whole(path, &len);
+	if (!buf) {
+		tep_free(tep);
+		return NULL;
+	}
+	tep_parse_header_page(tep, buf, len, sizeof(long));
+	free(buf);
+	for (i = 0; i < NR_DESCS; i++) {
+		load_format(tep, dir, descs[i].system, descs[i].name);
+		if (!descs[i].enter)
+			continue;
+		snprintf(name, sizeof(name), "sys_exit_%s",
+			 descs[i].name + strlen("sys_enter_"));
+		load_format(tep, dir, descs[i].system, name);
+	}
+	tep_set_cpus(tep, cpus > 0 ? (int)cpus : 1);
+	return tep;
+}
+
 static int resolve_events(struct capture *cap, FILE *err)
 {
 	unsigned int i, j;
@@ -302,15 +426,26 @@ static int enable_events(const struct capture *cap,
 	return 0;
 }
 
-/* Instances left by a recorder that died without cleaning up. */
+/*
+ * Instances left by a recorder that died without cleaning up (SIGKILL).
+ * Called holding the THP settings lock, which every recorder holds from
+ * before it makes its instance until after it removed it: so every
+ * ptebatch-record-PID instance there is is stale, but those of this
+ * process's ancestors, recorders that lent us the lock.  By that rule,
+ * not by "PID is not running": a dead recorder's pid may be in use again.
+ */
 static void remove_stale_instances(void)
 {
-	char path[512];
 	struct dirent *de;
-	DIR *d = opendir(TRACEFS_PATH "/instances");
+	int fd = openat(tracing_fd, "instances", O_RDONLY | O_DIRECTORY |
+			O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
 		long pid;
 		char *end;
@@ -318,13 +453,154 @@ static void remove_stale_instances(void)
 		if (strncmp(de->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)))
 			continue;
 		pid = strtol(de->d_name + strlen(INSTANCE_PREFIX), &end, 10);
-		if (*end || pid <= 0 || !kill((pid_t)pid, 0) || errno != ESRCH)
+		if (*end || pid <= 0 || pid > INT_MAX ||
+		    thp_pid_is_ancestor((pid_t)pid))
 			continue;
-		snprintf(path, sizeof(path), TRACEFS_PATH "/instances/%s",
-			 de->d_name);
-		rmdir(path);
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
+}
+
+/* The mount point of the machine's tracefs (this mount namespace's). */
+static bool find_tracefs(char *dir, size_t size)
+{
+	char line[4096], point[PATH_MAX], inst[PATH_MAX + 16], *sep, *f;
+	FILE *mi = fopen("/proc/self/mountinfo", "re");
+	bool found = false;
+	struct stat st;
+
+	if (!mi)
+		return false;
+	while (fgets(line, sizeof(line), mi)) {
+		size_t i, j;
+
+		/* "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - TYPE SRC OPTS" */
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "tracefs ", 8))
+			continue;
+		f = line;
+		for (i = 0; i < 4 && f; i++) {
+			f = strchr(f, ' ');
+			f = f ? f + 1 : NULL;
+		}
+		if (!f)
+			continue;
+		/* The point, its \040-style escapes undone. */
+		for (i = 0, j = 0; f[i] && f[i] != ' ' && j + 1 < sizeof(point);
+		     j++) {
+			if (f[i] == '\\' && f[i + 1] >= '0' && f[i + 1] <= '3' &&
+			    f[i + 2] >= '0' && f[i + 2] <= '7' &&
+			    f[i + 3] >= '0' && f[i + 3] <= '7') {
+				point[j] = (char)((f[i + 1] - '0') * 64 +
+						  (f[i + 2] - '0') * 8 +
+						  (f[i + 3] - '0'));
+				i += 4;
+			} else {
+				point[j] = f[i++];
+			}
+		}
+		point[j] = '\0';
+		if (strlen(point) + strlen("/instances") >= sizeof(inst) ||
+		    strlen(point) >= size)
+			continue;
+		snprintf(inst, sizeof(inst), "%s/instances", point);
+		if (stat(inst, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		/* The usual place first; else the first one listed. */
+		if (!found || !strcmp(point, TRACEFS_PATH))
+			snprintf(dir, size, "%s", point);
+		found = true;
+		if (!strcmp(point, TRACEFS_PATH))
+			break;
+	}
+	fclose(mi);
+	return found;
+}
+
+/*
+ * Where to trace: the machine's tracefs as it is, or a mount of our own
+ * attached nowhere (so never to undo).  0, or -1 with a message.
+ */
+static int tracing_open(struct tracing *t, FILE *err)
+{
+	int fs;
+
+	t->mount_fd = -1;
+	if (!find_tracefs(t->dir, sizeof(t->dir))) {
+		fs = fsopen("tracefs", FSOPEN_CLOEXEC);
+		if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) ||
+		    (t->mount_fd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID |
+					   MOUNT_ATTR_NODEV |
+					   MOUNT_ATTR_NOEXEC)) < 0) {
+			int e = errno;
+
+			if (fs >= 0)
+				close(fs);
+			return fail(err, "tracefs is not mounted, and a mount of"
+				    " our own failed (%s): mount it (mount -t"
+				    " tracefs nodev %s) and run again",
+				    strerror(e), TRACEFS_PATH);
+		}
+		close(fs);
+		snprintf(t->dir, sizeof(t->dir), "/proc/self/fd/%d", t->mount_fd);
+	}
+	tracing_fd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (tracing_fd < 0 || tracefs_set_tracing_dir(t->dir)) {
+		fail(err, "cannot open %s: %s", t->dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void tracing_close(struct tracing *t)
+{
+	int fd = tracing_fd;
+
+	tracefs_set_tracing_dir(NULL);
+	tracing_fd = -1;
+	if (fd >= 0)
+		close(fd);
+	if (t->mount_fd >= 0)
+		close(t->mount_fd);
+	t->mount_fd = -1;
+}
+
+/*
+ * instances/NAME, made here: not one libtracefs finds already there
+ * (tracefs_instance_create() takes it as it is, with whatever a dead
+ * recorder of the same pid left set in it).
+ */
+static struct tracefs_instance *make_instance(const struct tracing *t,
+					      const char *name, FILE *err)
+{
+	struct tracefs_instance *inst;
+
+	snprintf(instance_rel, sizeof(instance_rel), INSTANCES "%s", name);
+	if (mkdirat(tracing_fd, instance_rel, 0700) && (errno != EEXIST ||
+	    unlinkat(tracing_fd, instance_rel, AT_REMOVEDIR) ||
+	    mkdirat(tracing_fd, instance_rel, 0700))) {
+		fail(err, "cannot create the tracefs instance %s: %s", name,
+		     strerror(errno));
+		return NULL;
+	}
+	instance_made = 1;
+	inst = tracefs_instance_alloc(t->dir, name);
+	if (!inst)
+		fail(err, "cannot open the tracefs instance %s: %s", name,
+		     strerror(errno));
+	return inst;
+}
+
+/* 0, or -1 with a message: what is left, the next recorder removes. */
+static int remove_instance(const char *name, FILE *err)
+{
+	if (!instance_made)
+		return 0;
+	instance_made = 0;
+	if (!unlinkat(tracing_fd, instance_rel, AT_REMOVEDIR) || errno == ENOENT)
+		return 0;
+	return fail(err, "cannot remove the tracefs instance %s: %s (the next"
+		    " ptebatch record removes it)", name, strerror(errno));
 }
 
 /* overrun + commit overrun + dropped events over every CPU's buffer. */
@@ -365,7 +641,7 @@ static int write_file(struct tracefs_instance *inst, const char *file,
 {
 	if (tracefs_instance_file_write(inst, file, value) < 0)
 		return fail(err, "cannot write '%s' to %s/%s", value,
-			    instance_dir, file);
+			    instance_rel, file);
 	return 0;
 }
 
@@ -381,37 +657,32 @@ static void install(int sig, void (*fn)(int), struct sigaction *old)
 int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 	      struct rec_trace_result *res)
 {
-	static const char *const systems[] = { "exceptions", "syscalls", "task",
-					       "sched", NULL };
 	static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	static const int fatal_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGQUIT };
 	struct sigaction old_stop[3], old_fatal[4];
 	struct capture cap = { 0 };
 	struct tracefs_instance *inst = NULL;
-	struct stat st;
-	char why[256], name[64], value[64];
+	struct tracing t = { .mount_fd = -1 };
+	char why[256], name[64] = "", value[64];
 	int go[2] = { -1, -1 }, ret = -1, i, status;
-	bool mounted = false, applied = false, waited = false;
+	bool applied = false, waited = false, lent = false, stale_ok = true;
 	pid_t child = -1;
 
 	memset(res, 0, sizeof(*res));
 	cap.s = s;
 	stop_signal = 0;
-	if (stat(TRACEFS_PATH "/events", &st)) {
-		if (mount("nodev", TRACEFS_PATH, "tracefs", 0, NULL))
-			return fail(o->err, "cannot mount tracefs on %s: %s",
-				    TRACEFS_PATH, strerror(errno));
-		mounted = true;
-		mounted_here = 1;
-		fprintf(o->err, "ptebatch: record: mounted tracefs on %s (it"
-			" is unmounted again at the end)\n", TRACEFS_PATH);
-	}
+	give_up_lent = 0;
+	/* The lock first: nothing is changed, or even read, without it. */
+	if (thp_lock_take(why, sizeof(why)))
+		return fail(o->err, "%s", why);
+	if (tracing_open(&t, o->err))
+		goto out;
 	remove_stale_instances();
 	cap.pending = calloc(PENDING_SLOTS, sizeof(*cap.pending));
-	cap.tep = tracefs_local_events_system(TRACEFS_PATH, systems);
+	cap.tep = load_formats(t.dir);
 	if (!cap.pending || !cap.tep) {
-		fail(o->err, "cannot read the event formats under %s",
-		     TRACEFS_PATH "/events");
+		fail(o->err, "cannot read the event formats under %s/events",
+		     t.dir);
 		goto out;
 	}
 	if (resolve_events(&cap, o->err))
@@ -428,15 +699,9 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 		install(fatal_sigs[i], on_fatal_signal, &old_fatal[i]);
 
 	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d", (int)getpid());
-	snprintf(instance_dir, sizeof(instance_dir),
-		 TRACEFS_PATH "/instances/%s", name);
-	inst = tracefs_instance_create(name);
-	if (!inst) {
-		instance_dir[0] = '\0';
-		fail(o->err, "cannot create the tracefs instance %s: %s", name,
-		     strerror(errno));
+	inst = make_instance(&t, name, o->err);
+	if (!inst)
 		goto out;
-	}
 	res->buffer_kb = o->buffer_kb ? o->buffer_kb : DEFAULT_BUFFER_KB;
 	snprintf(value, sizeof(value), "%lu", res->buffer_kb);
 	if (write_file(inst, "buffer_size_kb", value, o->err) ||
@@ -444,6 +709,11 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 	    write_file(inst, "tracing_on", "0", o->err))
 		goto out;
 
+	if (thp_lock_lend(why, sizeof(why))) {
+		fail(o->err, "%s", why);
+		goto out;
+	}
+	lent = true;
 	if (pipe2(go, O_CLOEXEC)) {
 		fail(o->err, "pipe: %s", strerror(errno));
 		goto out;
@@ -469,6 +739,8 @@ int rec_trace(const struct rec_trace_opts *o, struct rec_stream *s,
 				    ADDR_NO_RANDOMIZE);
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
+		/* A ptebatch it runs takes turns on our lock, not waits. */
+		thp_lock_lend_child();
 		execvp(o->argv[0], o->argv);
 		fprintf(stderr, "ptebatch: record: cannot run %s: %s\n",
 			o->argv[0], strerror(errno));
@@ -537,11 +809,20 @@ out:
 		close(go[0]);
 	if (go[1] >= 0)
 		close(go[1]);
-	if (inst) {
-		tracefs_instance_destroy(inst);
-		tracefs_instance_free(inst);
+	/* Whatever a ptebatch under the command changed goes back first. */
+	if (lent) {
+		taking_back = 1;
+		if (thp_lock_take_back(&give_up_lent, why, sizeof(why))) {
+			fail(o->err, "%s; a ptebatch the command started may"
+			     " still change the THP settings", why);
+			stale_ok = false;	/* its instance may be live */
+		}
+		taking_back = 0;
 	}
-	instance_dir[0] = '\0';
+	if (inst)
+		tracefs_instance_free(inst);
+	if (tracing_fd >= 0)
+		remove_instance(name, o->err);
 	if (applied) {
 		/* Ours off first: the THP restore then puts back the originals. */
 		for (i = 0; i < 3; i++)
@@ -553,9 +834,10 @@ out:
 	if (cap.tep)
 		tep_free(cap.tep);
 	free(cap.pending);
-	if (mounted) {
-		umount(TRACEFS_PATH);
-		mounted_here = 0;
-	}
+	/* A nested recorder killed with SIGKILL left its instance. */
+	if (tracing_fd >= 0 && stale_ok)
+		remove_stale_instances();
+	tracing_close(&t);
+	thp_lock_drop();
 	return ret;
 }

@@ -94,6 +94,13 @@ struct stmt_result {
 	 * would be no record of the scenario.
 	 */
 	char fatal[160];
+	/*
+	 * Non-empty when the backend saw something in the statement that is
+	 * not the kernel's answer to it (faults of a process's own pages,
+	 * left out of @faults): what.  Printed as a "# note: " line after
+	 * the statement's, which the record reader skips.
+	 */
+	char note[256];
 };
 
 /* One base page of one region of one live process. */
@@ -157,6 +164,12 @@ struct backend {
 	char skip_reason[256];
 	const char *variant;	/* printed in the record header */
 	const char *arch;
+	/*
+	 * Read faults allocate instead of mapping the zero page (the model
+	 * configured as a kernel that maps none: pb_config); the header
+	 * says "zero-page no".
+	 */
+	bool no_zero_page;
 	int want_stats;
 	int want_kstats;	/* fill stmt_result.kstats, print kstat lines */
 };

@@ -249,17 +249,20 @@ static unsigned long arch_page_size(const char *arch)
 	return 0;
 }
 
-/* "# backend B variant V arch A"; other comment lines are skipped. */
+/*
+ * "# backend B variant V arch A"; other comment lines ("# time: ...",
+ * a statement's "# note: ...") are skipped wherever they are.
+ */
 static int read_header(struct reader *rd)
 {
 	struct record *r = rd->r;
 	char **field;
 	int i;
 
-	if (r->nr_stmts)
-		return rerr(rd, "header line after the first statement");
 	if (rd->nr_tok < 2 || strcmp(rd->tok[1], "backend"))
 		return 0;
+	if (r->nr_stmts)
+		return rerr(rd, "header line after the first statement");
 	if (rd->nr_tok % 2 == 0)
 		return rerr(rd, "header: expected KEY VALUE pairs after '#'");
 	for (i = 1; i < rd->nr_tok; i += 2) {
@@ -669,45 +672,6 @@ struct record *record_parse(const char *name, const char *text, size_t len,
 	return rd.r;
 }
 
-struct record *record_parse_file(const char *path, unsigned long page_size,
-				 FILE *err)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	struct record *r = NULL;
-
-	if (!f) {
-		fprintf(err, "%s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (len == cap) {
-			size_t bigger = cap ? cap * 2 : 65536;
-			char *t = realloc(text, bigger);
-
-			if (!t) {
-				fprintf(err, "%s: out of memory\n", path);
-				goto out;
-			}
-			text = t;
-			cap = bigger;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f))
-		fprintf(err, "%s: read error\n", path);
-	else
-		r = record_parse(path, text, len, page_size, err);
-out:
-	free(text);
-	fclose(f);
-	return r;
-}
-
 void record_free(struct record *r)
 {
 	int i, j;
@@ -1078,8 +1042,18 @@ static int compare_snapshot(const struct cmp *c, const struct rec_stmt *bs,
 int compare_records(const struct record *base, const struct record *other,
 		    unsigned int rules, FILE *explain)
 {
+	return compare_records_where(base, other, rules, explain, NULL);
+}
+
+int compare_records_where(const struct record *base,
+			  const struct record *other, unsigned int rules,
+			  FILE *explain, int *where)
+{
 	struct cmp c = { base, other, rules, explain };
 	int i, n, ret;
+
+	if (where)
+		*where = -1;
 
 	if (!(rules & CMP_IGNORE_HEADER) && base->arch && other->arch &&
 	    strcmp(base->arch, other->arch))
@@ -1093,6 +1067,8 @@ int compare_records(const struct record *base, const struct record *other,
 	for (i = 0; i < n; i++) {
 		const struct rec_stmt *b = &base->stmts[i], *o = &other->stmts[i];
 
+		if (where)
+			*where = i;
 		if (strcmp(b->text, o->text))
 			return differ(&c, b, b->line, o->line, "text '%s' in %s,"
 				      " '%s' in %s", b->text, base->name,
@@ -1103,6 +1079,8 @@ int compare_records(const struct record *base, const struct record *other,
 		if (ret)
 			return ret;
 	}
+	if (where)
+		*where = n;
 	if (base->nr_stmts != other->nr_stmts) {
 		const struct record *longer = base->nr_stmts > n ? base : other;
 		const struct rec_stmt *st = &longer->stmts[n];

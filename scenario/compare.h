@@ -85,8 +85,6 @@ struct record {
  */
 struct record *record_parse(const char *name, const char *text, size_t len,
 			    unsigned long page_size, FILE *err);
-struct record *record_parse_file(const char *path, unsigned long page_size,
-				 FILE *err);
 void record_free(struct record *r);
 
 /* The name a rec_page's proc or region index stands for. */
@@ -133,6 +131,14 @@ enum cmp_rules {
  */
 int compare_records(const struct record *base, const struct record *other,
 		    unsigned int rules, FILE *explain);
+/*
+ * The same, and where: *@where is the index in stmts[] of the first
+ * statement that differs (nr_stmts of the shorter record if one only has
+ * more; -1 if the headers differ).  Meaningful only when it returns 1.
+ */
+int compare_records_where(const struct record *base,
+			  const struct record *other, unsigned int rules,
+			  FILE *explain, int *where);
 
 /*
  * The kernel accounting counters ("kstat" lines, scenario/backend.h) of

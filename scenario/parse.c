@@ -1033,7 +1033,7 @@ static int parse_resize(struct parser *p, struct stmt *st, char **arg, int nr)
 		return perr(p, "LEN " TOK " is larger than a region may be (%luG)",
 			    TOK_ARG(arg[1]), SCN_MAX_REGION_LEN >> 30);
 	r = &p->s->regions[st->region];
-	/* A grow past the room fails (ENOMEM): it adds nothing. */
+	/* A grow past the room fails (ENOMEM, or EFAULT): it adds nothing. */
 	if (st->len > r->max_len && st->len <= r->room_len)
 		r->max_len = st->len;
 	return 0;

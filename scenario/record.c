@@ -26,8 +26,9 @@
 
 void record_header(FILE *out, const struct backend *b)
 {
-	fprintf(out, "# backend %s variant %s arch %s\n", b->ops->name,
-		b->variant ? b->variant : "-", b->arch ? b->arch : "-");
+	fprintf(out, "# backend %s variant %s arch %s%s\n", b->ops->name,
+		b->variant ? b->variant : "-", b->arch ? b->arch : "-",
+		b->no_zero_page ? " zero-page no" : "");
 }
 
 void record_time_method(FILE *out, const struct backend *b, int reps)
@@ -159,6 +160,9 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		record_stats(out, res);
 	if (with_kstats && res->has_kstats)
 		record_kstats(out, s, &res->kstats);
+	if (res->note[0])
+		fprintf(out, "# note: %.*s\n", (int)sizeof(res->note),
+			res->note);
 }
 
 /* ---- canonical frames ------------------------------------------------- */

@@ -14,7 +14,8 @@
 #include "scenario/backend.h"
 #include "scenario/scenario.h"
 
-/* "# backend NAME variant VARIANT arch ARCH" */
+/* "# backend NAME variant VARIANT arch ARCH", then " zero-page no" for a
+ * model whose read faults allocate (struct backend). */
 void record_header(FILE *out, const struct backend *b);
 
 /* A settings line: "N TEXT". */

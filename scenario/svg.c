@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/xmltext.h"
 #include "scenario/record.h"
 #include "scenario/svg.h"
 #include "scenario/u64map.h"
@@ -111,31 +112,14 @@ static int text_width(const char *text, int px)
 	return (int)(strlen(text) * px * 6 + 9) / 10;
 }
 
-/* @text with XML's special characters escaped. */
+/*
+ * @text as XML text (lib/xmltext.h): specials escaped, and what XML
+ * cannot carry (a file name's control characters or bytes that are not
+ * UTF-8) drawn as U+FFFD.
+ */
 static void put_text(FILE *f, const char *text)
 {
-	for (; *text; text++) {
-		switch (*text) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			fputc(*text, f);
-			break;
-		}
-	}
+	xml_put_text(f, text);
 }
 
 static int page_cmp(const struct snap_page *a, const struct snap_page *b)
@@ -514,8 +498,11 @@ static void cell_title(const struct figure *g, unsigned long i,
 	const struct snap_page *c = &g->canon[i], *cz = &g->canon[i + n - 1];
 	char size[32];
 
-	fprintf(g->f, "<title>%s %s 0x%07lx", s->proc_names[pg->proc],
-		s->regions[pg->region].name, pg->off);
+	fputs("<title>", g->f);
+	put_text(g->f, s->proc_names[pg->proc]);
+	fputc(' ', g->f);
+	put_text(g->f, s->regions[pg->region].name);
+	fprintf(g->f, " 0x%07lx", pg->off);
 	if (!pg->present) {
 		fputs(" absent", g->f);
 	} else {

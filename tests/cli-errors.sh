@@ -568,8 +568,6 @@ else
 fi
 case_ "bench: a file after another NAME" "more than one NAME ('gup' and '$tmp/ok.scn')" \
 	$B gup $Q "$tmp/ok.scn"
-case_ "bench: --plot with a quote" "may not contain a quote" \
-	$B gup $Q --plot "$tmp/it's.svg"
 case_ "bench: --plot in a missing directory" "--plot: $tmp/missing/p.svg" \
 	$B gup $Q --plot "$tmp/missing/p.svg"
 case_ "bench: --plot a directory" "--plot: $tmp/dir.svg" \

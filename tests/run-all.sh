@@ -87,6 +87,9 @@ run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 run_test bench-replay env BUILD="$BUILD" sh tests/bench-replay.sh
 # The benchmark figures: ptebatch plot of the rows in docs/, bench --plot.
 run_test figures env BUILD="$BUILD" sh tests/figures.sh
+# The drawings given hostile text (issue 24, points 4, 7, 8): nothing a
+# row, a flag or a file name holds runs or is expanded, XML stays well-formed.
+run_test hostile-drawings env BUILD="$BUILD" sh tests/hostile-drawings.sh
 # explore runs one thread: under ThreadSanitizer (about 14 times slower
 # here: depth 4 took 340 s) depth 3 runs every path of the script; the
 # plain and ASan runs go to depth 4.
@@ -108,6 +111,9 @@ run_test robustness env BUILD="$BUILD" SAN="${SAN:-}" sh tests/robustness.sh
 # diff --random: the generator, the shrinker on a planted difference and
 # the flags with a stand-in kernel side; as root, random scenarios here.
 run_test random-diff env BUILD="$BUILD" SAN="${SAN:-}" sh tests/random-diff.sh
+# A kernel that varies, or is configured otherwise, is no model bug:
+# VARIES against MISMATCH, the host line, the zero page, own faults.
+run_test host-varies env BUILD="$BUILD" SAN="${SAN:-}" sh tests/host-varies.sh
 # The oracle: every scenario on this machine's kernel against the model.
 # It skips (with the reason) where the kernel backend cannot run.
 run_test kernel-diff env BUILD="$BUILD" sh tests/kernel-diff.sh
@@ -122,8 +128,19 @@ run_test kernel-counters env BUILD="$BUILD" SAN="${SAN:-}" sh tests/kernel-count
 run_test fuzz-repro env BUILD="$BUILD" sh tests/fuzz-repro.sh
 # calibrate and predict: bad input, predictions, refits; --quick as root.
 run_test calibrate env BUILD="$BUILD" sh tests/calibrate.sh
+# Hostile input: every reader's bound against /dev/zero, pipes and sparse
+# files, out-of-range flags and files, /tmp left clean, another CPU's
+# calibration.
+run_test hostile-input env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-input.sh
 # The recorder: converter on stored streams; as root, real recordings.
 run_test record env BUILD="$BUILD" SAN="${SAN:-}" sh tests/record.sh
+# What a newcomer meets first: commands as root runs them, what the
+# benchmarks' verdicts mean, the licence on every source file.
+run_test newcomer env BUILD="$BUILD" sh tests/newcomer.sh
+# The machine's state around record and the kernel backend (tracefs
+# mounts and instances, THP knobs, the lock between ptebatch processes)
+# under concurrency, signals, SIGKILL and ptebatch run under record.
+run_test hostile-state env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-state.sh
 # Output files: every output flag of every command given a device, a
 # FIFO, a link, a missing directory, a failing and a stopped run
 # (lib/outfile.h's rule); record's bound; make bench leaves docs/ alone.

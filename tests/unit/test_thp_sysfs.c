@@ -1,8 +1,10 @@
 /*
  * test_thp_sysfs.c - the kernel backend's THP settings: what a run
  * writes, that every value comes back on every exit path (restore,
- * exit(), a fatal signal; never from a child that inherited the handlers),
- * and the fallback counters' explanation.
+ * exit(), a fatal signal; never from a child that inherited the handlers;
+ * after SIGKILL, by the next apply from the journal, which nothing planted
+ * in it can turn against another file), and the fallback counters'
+ * explanation.
  *
  * Most cases run on a fake tree of plain files in a temporary directory,
  * so they run anywhere.  The cases on the real /sys/kernel/mm/
@@ -528,6 +530,156 @@ static void test_fake_not_writable(void)
 	state_is_back(fake.path, &before,
 		      "fake: what was written before the refusal is back");
 	free(why);
+}
+
+/* ---- SIGKILL and the journal ----------------------------------------- */
+
+#define FAKE_JOURNAL ".ptebatch-thp.journal"
+
+/* The kernel's boot_id, as the journal names it. */
+static void boot_id(char *buf, size_t size)
+{
+	const char *t = get("/proc/sys/kernel/random", "boot_id");
+
+	snprintf(buf, size, "%s", strcmp(t, "?") ? t : "unknown");
+}
+
+/*
+ * SIGKILL: no handler runs, so the child's values stay; but apply wrote
+ * its journal before writing any, and the next apply puts back what it
+ * says before it saves anything - except a knob set since by someone
+ * else, which keeps their value.  Its restore then leaves every knob as
+ * before the killed run, and no journal.
+ */
+static void test_fake_sigkill(void)
+{
+	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy none[SCN_NR_MTHP_SIZES] = { 0 };
+	struct state before, during, now;
+	char why[256], journal[256];
+	int status, ret;
+
+	set_policy(mthp, 64UL << 10, SCN_POL_MADVISE);
+	set_policy(mthp, 2UL << 20, SCN_POL_NEVER);
+	t_tmpdir_path(&fake, FAKE_JOURNAL, journal, sizeof(journal));
+	read_state(fake.path, &before);
+	status = run_child(mthp, END_SIGNAL, SIGKILL, fake.path, &during, why,
+			   sizeof(why));
+	tap_ok(died_of(status, SIGKILL) &&
+	       !strcmp(word(fake.path, "hugepages-64kB/enabled"), "madvise") &&
+	       !strcmp(word(fake.path, "khugepaged/pages_to_scan"), "1"),
+	       "fake, SIGKILL: the child dies and its settings stay (status"
+	       " %#x)", status);
+	tap_ok(access(journal, F_OK) == 0, "fake, SIGKILL: it left a journal");
+
+	/* Someone sets a knob the dead run had written: theirs stays. */
+	t_tmpdir_put(&fake, "khugepaged/pages_to_scan", "2048\n");
+	snprintf(before.word[6], sizeof(before.word[6]), "2048");
+	ret = thp_settings_apply(none, why, sizeof(why));
+	tap_ok(ret == 0 && access(journal, F_OK) == 0,
+	       "fake: the next apply works, with a journal of its own (got %d:"
+	       " %s)", ret, why);
+	thp_settings_restore();
+	read_state(fake.path, &now);
+	tap_is_str(state_diff(&before, &now), "", "fake: after it, every knob"
+		   " the killed run wrote is back, the one set since kept");
+	tap_ok(access(journal, F_OK) != 0, "fake: and no journal is left");
+	t_tmpdir_put(&fake, "khugepaged/pages_to_scan", "4096\n");
+}
+
+/* Put @text as the fake tree's journal, mode @mode. */
+static void plant_journal(const char *text, mode_t mode)
+{
+	char path[256];
+
+	t_tmpdir_put(&fake, FAKE_JOURNAL, text);
+	chmod(t_tmpdir_path(&fake, FAKE_JOURNAL, path, sizeof(path)), mode);
+}
+
+/* apply and restore (nothing named: every size never), for the replay. */
+static void apply_restore(void)
+{
+	enum scn_policy none[SCN_NR_MTHP_SIZES] = { 0 };
+	char why[256];
+
+	if (!thp_settings_apply(none, why, sizeof(why)))
+		thp_settings_restore();
+}
+
+/*
+ * A journal is the machine's word on what to write, as root: nothing in
+ * one may make apply write anything but a THP knob of the tree it was
+ * written for, with a knob's kind of value, in this boot - nor through a
+ * link, nor from a file others could have written.
+ */
+static void test_fake_journal_hostile(void)
+{
+	struct t_tmpdir other = { "" };
+	char boot[64], text[2048], path[256], victim[256];
+	struct state before;
+
+	boot_id(boot, sizeof(boot));
+	read_state(fake.path, &before);
+	/* Each line would write "0" to use_zero_page or "never" to enabled
+	 * (both "1" and "madvise" now) if it were followed. */
+	snprintf(text, sizeof(text),
+		 "ptebatch-thp-journal 1\nboot %s\ndir %s\n"
+		 "knob hugepages-8kB/../use_zero_page\t1\t0\n"
+		 "knob khugepaged/../use_zero_page\t1\t0\n"
+		 "knob ./use_zero_page\t1\t0\n"
+		 "knob enabled\tmadvise\tnever;touch\n"
+		 "knob enabled\tmadvise\tnever x\n"
+		 "knob enabled\tmadvise\n", boot, fake.path);
+	plant_journal(text, 0600);
+	apply_restore();
+	state_is_back(fake.path, &before, "fake journal: paths other than the"
+		      " knobs, and values no knob has, are not written");
+
+	snprintf(text, sizeof(text), "ptebatch-thp-journal 1\nboot"
+		 " 00000000-0000-0000-0000-000000000000\ndir %s\n"
+		 "knob enabled\tmadvise\tnever\n", fake.path);
+	plant_journal(text, 0600);
+	apply_restore();
+	state_is_back(fake.path, &before, "fake journal: another boot's is not"
+		      " replayed");
+
+	if (t_tmpdir_make(&other, "thp-sysfs-other") &&
+	    t_tmpdir_put(&other, "enabled", "always\n")) {
+		snprintf(text, sizeof(text), "ptebatch-thp-journal 1\nboot %s\n"
+			 "dir %s\nknob enabled\talways\tnever\n", boot,
+			 other.path);
+		plant_journal(text, 0600);
+		apply_restore();
+		tap_is_str(get(other.path, "enabled"), "always", "fake journal:"
+			   " one naming another directory is not followed there");
+	}
+
+	/* A valid journal, only not in a file of our own. */
+	snprintf(text, sizeof(text), "ptebatch-thp-journal 1\nboot %s\ndir %s\n"
+		 "knob enabled\tmadvise\tnever\n", boot, fake.path);
+	plant_journal(text, 0622);
+	apply_restore();
+	state_is_back(fake.path, &before, "fake journal: one others may write is"
+		      " not replayed");
+	t_tmpdir_path(&fake, FAKE_JOURNAL, path, sizeof(path));
+	unlink(path);
+	/* Through it, a valid journal to read, and a file to write. */
+	if (other.path[0] && t_tmpdir_put(&other, "victim", text) &&
+	    !symlink(t_tmpdir_path(&other, "victim", victim, sizeof(victim)),
+		     path)) {
+		apply_restore();
+		state_is_back(fake.path, &before, "fake journal: a symbolic link"
+			      " is not followed to read one");
+		text[strlen(text) - 1] = '\0';
+		tap_is_str(get(other.path, "victim"), text, "fake journal: nor"
+			   " to write one, its target untouched");
+	} else {
+		tap_ok(false, "fake journal: a symbolic link planted");
+	}
+	tap_ok(access(path, F_OK) != 0 && errno == ENOENT, "fake journal:"
+	       " none is left after a restore");
+	unlink(path);
+	t_tmpdir_remove(&other);
 }
 
 static void test_fallback_check(void)
@@ -1076,6 +1228,8 @@ int main(void)
 	test_fake_exit_paths();
 	test_fake_grandchild();
 	test_fake_not_writable();
+	test_fake_sigkill();
+	test_fake_journal_hostile();
 	test_fallback_check();
 	test_real_exit_paths();
 	test_real_cases_wait();

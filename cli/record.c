@@ -346,13 +346,40 @@ static int write_scenario(const struct record_flags *rf,
 	return ret;
 }
 
+static ssize_t count_bytes(void *cookie, const char *buf, size_t len)
+{
+	(void)buf;
+	*(unsigned long long *)cookie += len;
+	return (ssize_t)len;
+}
+
 /*
  * The stream into --events' temporary file; it replaces the file only
  * with the scenario (commit_events()), so a recording that fails leaves
- * both as they were.
+ * both as they were.  A stream longer than --from-events reads
+ * (REC_EVENTS_MAX_BYTES) is refused, measured before a byte goes where it
+ * cannot be taken back (a device, a FIFO).
  */
 static int write_events(struct outfile *of, const struct rec_stream *s)
 {
+	cookie_io_functions_t io = { .write = count_bytes };
+	unsigned long long bytes = 0;
+	FILE *count = fopencookie(&bytes, "w", io);
+
+	if (!count || rec_write_events(count, s) || fclose(count)) {
+		fprintf(stderr, "ptebatch: record: out of memory\n");
+		outfile_discard(of);
+		return 1;
+	}
+	if (bytes > REC_EVENTS_MAX_BYTES) {
+		fprintf(stderr, "ptebatch: record: --events: %s: the stream is"
+			" %llu bytes, more than the %luM that --from-events"
+			" reads: nothing written (record without --events, or a"
+			" shorter run)\n", of->path, bytes,
+			REC_EVENTS_MAX_BYTES >> 20);
+		outfile_discard(of);
+		return 1;
+	}
 	if (rec_write_events(of->f, s)) {
 		fprintf(stderr, "ptebatch: record: --events: %s: write"
 			" error\n", of->path ? of->path : "");

@@ -983,9 +983,11 @@ static void note_strays(struct kernel *k, struct stmt_result *res)
 	char where[300];
 
 	describe_addr(p->pid, k->stray_addr, where, sizeof(where));
+	/* A long mapping's name is cut (%.100s): the note has 256 bytes. */
 	snprintf(res->note, sizeof(res->note), "%lu fault%s of %s's own,"
 		 " outside the scenario's regions, not counted: the first at"
-		 " 0x%lx (%s)", k->stmt_strays, k->stmt_strays == 1 ? "" : "s",
+		 " 0x%lx (%.100s)", k->stmt_strays,
+		 k->stmt_strays == 1 ? "" : "s",
 		 k->s->proc_names[k->stray_proc], k->stray_addr,
 		 where[0] ? where : "no mapping now");
 }

@@ -43,6 +43,10 @@ case $BUILD in
 esac
 . tests/tap.sh
 tmp=$(mktemp -d) || exit 1
+# What a run keeps in $TMPDIR (a failed gnuplot's script) stays in here.
+mkdir "$tmp/tmpdir"
+TMPDIR=$tmp/tmpdir
+export TMPDIR
 bg_pids=
 cleanup() {
 	for p in $bg_pids; do

@@ -1,6 +1,7 @@
 # ptebatch: `make` builds the tool and the library, `make check` runs every
-# test, `make bench` measures the seed tables, `make clean` removes build
-# output.
+# test, `make bench` measures the seed tables (into $(BUILD)/bench/),
+# `make figures` redraws docs/' figures from its committed rows, `make
+# clean` removes build output.
 #
 #   make CC=clang            build with clang instead of gcc
 #   make SAN=asan check      AddressSanitizer + UBSan build in build-asan/
@@ -198,19 +199,24 @@ check: tests
 # reps) of each of 4 presets x 5 folio sizes, and of each folio size on
 # the kernel; the four shipped traces take about 25 s (2026-12-02).
 # Each writes its tables, its rows and its figures (bench/figure.h) into
-# $(BENCH_OUT), docs/ by default: docs/bench-output.txt,
-# docs/bench-results.json, docs/bench-gup.svg, -cow, -mprotect (and
-# -predicted with the kernel columns), docs/replay-*.  As root, so the
-# kernel columns run; BENCH_OUT=/tmp/x keeps docs/ as it is.
+# $(BENCH_OUT), $(BUILD)/bench/ by default: bench-output.txt,
+# bench-results.json, bench-gup.svg, -cow, -mprotect (and -predicted with
+# the kernel columns), replay-*.  Never into docs/: the checkout stays as
+# it is (the figure tests plot docs/' committed rows), and `make figures`
+# alone redraws docs/.  As root, so the kernel columns run; BENCH_OUT=DIR
+# writes elsewhere.  A table file is replaced only when its run succeeds.
 BENCH_SIZE ?=
-BENCH_OUT ?= docs
+BENCH_OUT ?= $(BUILD)/bench
 BENCH_TRACES := $(sort $(wildcard examples/traces/*.scn examples/traces/*.scn.gz))
 BENCH_TRACES_SH := $(foreach t,$(BENCH_TRACES),$(call shq,$(t)))
 bench: $(TOOL)
-	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine"
-	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE)) --json $(BENCH_OUT)/bench-results.json --plot $(BENCH_OUT)/bench.svg > $(BENCH_OUT)/bench-output.txt
+	@echo "make bench: ptebatch bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE), at the seeds' sizes): finishes in under two minutes on a 2-core machine; results in $(BENCH_OUT)/"
+	@mkdir -p $(BENCH_OUT)
+	$(TOOL) bench all$(if $(BENCH_SIZE), --size $(BENCH_SIZE)) --json $(BENCH_OUT)/bench-results.json --plot $(BENCH_OUT)/bench.svg > $(BENCH_OUT)/.bench-output.txt || { rm -f $(BENCH_OUT)/.bench-output.txt; exit 1; }
+	mv $(BENCH_OUT)/.bench-output.txt $(BENCH_OUT)/bench-output.txt
 	cat $(BENCH_OUT)/bench-output.txt
-	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES_SH) --json $(BENCH_OUT)/replay-results.json --plot $(BENCH_OUT)/replay.svg > $(BENCH_OUT)/replay-output.txt)
+	$(if $(BENCH_TRACES),$(TOOL) bench replay $(BENCH_TRACES_SH) --json $(BENCH_OUT)/replay-results.json --plot $(BENCH_OUT)/replay.svg > $(BENCH_OUT)/.replay-output.txt || { rm -f $(BENCH_OUT)/.replay-output.txt; exit 1; })
+	$(if $(BENCH_TRACES),mv $(BENCH_OUT)/.replay-output.txt $(BENCH_OUT)/replay-output.txt)
 	$(if $(BENCH_TRACES),cat $(BENCH_OUT)/replay-output.txt)
 
 # The figures in docs/ drawn again from the rows committed beside them,

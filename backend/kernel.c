@@ -983,9 +983,11 @@ static void note_strays(struct kernel *k, struct stmt_result *res)
 	char where[300];
 
 	describe_addr(p->pid, k->stray_addr, where, sizeof(where));
+	/* A long mapping's name is cut (%.100s): the note has 256 bytes. */
 	snprintf(res->note, sizeof(res->note), "%lu fault%s of %s's own,"
 		 " outside the scenario's regions, not counted: the first at"
-		 " 0x%lx (%s)", k->stmt_strays, k->stmt_strays == 1 ? "" : "s",
+		 " 0x%lx (%.100s)", k->stmt_strays,
+		 k->stmt_strays == 1 ? "" : "s",
 		 k->s->proc_names[k->stray_proc], k->stray_addr,
 		 where[0] ? where : "no mapping now");
 }
@@ -1258,7 +1260,8 @@ static unsigned long read_ulong_file(const char *path, unsigned long dflt)
 }
 
 /*
- * An unlinked scratch file that takes O_DIRECT I/O: in build/ under the
+ * An unlinked scratch file that takes O_DIRECT I/O (O_TMPFILE where the
+ * file system has it, else made and unlinked at once): in build/ under the
  * current directory, /var/tmp or /tmp, whichever first takes an aligned
  * write of the largest I/O a statement does (SCN_DIO_CHUNK).  Returns
  * the fd or -errno.
@@ -1285,14 +1288,20 @@ static int open_scratch(struct kernel *k)
 		return -ENOMEM;
 	memset(buf, 0, len);
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/ptebatch-dio-%d", dirs[i],
-			 (int)getpid());
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT, 0600);
+		/* A file with no name at all, where the file system has
+		 * them: nothing is left behind even by SIGKILL. */
+		fd = open(dirs[i], O_RDWR | O_TMPFILE | O_DIRECT, 0600);
 		if (fd < 0) {
-			ret = -errno;
-			continue;
+			snprintf(path, sizeof(path), "%s/ptebatch-dio-%d",
+				 dirs[i], (int)getpid());
+			fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT,
+				  0600);
+			if (fd < 0) {
+				ret = -errno;
+				continue;
+			}
+			unlink(path);
 		}
-		unlink(path);
 		if (pwrite(fd, buf, len, 0) == (ssize_t)len && !fdatasync(fd)) {
 			verbose(k, "O_DIRECT scratch file in %s", dirs[i]);
 			free(buf);

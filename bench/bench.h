@@ -66,11 +66,12 @@ unsigned long bench_host_memory(void);
  */
 int bench_check_size(unsigned long size, char *why, size_t whylen);
 /*
- * --plot, before anything runs: gnuplot is installed and @path can be
- * written (a file that did not exist is made and removed again).  0, or
- * -errno with the reason in @why.
+ * --plot (or plot's --out: @flag), before anything runs: gnuplot is
+ * installed and @path is an output lib/outfile.h takes (outfile_check():
+ * nothing is written there).  0, or -errno with "FLAG: ..." in @why.
  */
-int bench_plot_check(const char *path, char *why, size_t whylen);
+int bench_plot_check(const char *flag, const char *path, char *why,
+		     size_t whylen);
 
 /*
  * Where the kernel columns can run: asked for, root, and a model of this
@@ -177,6 +178,9 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
  * reason on stderr (-ENOENT: no gnuplot).
  */
 int bench_plot(const struct bench_opts *o);
+
+/* The flag the figures' file came from, for messages (--plot or --out). */
+const char *bench_plot_flag(void);
 
 /* Progress on stderr when it is a terminal. */
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)

@@ -9,12 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
 #include "bench/figure.h"
 #include "calibrate/calib.h"
+#include "lib/outfile.h"
 
 static const char *const mode_names[NR_FOLIO_MODES] = {
 	"4K", "64K", "1M", "2M-PTE", "2M-PMD",
@@ -254,37 +256,22 @@ int bench_check_size(unsigned long size, char *why, size_t whylen)
 	return -EINVAL;
 }
 
-int bench_plot_check(const char *path, char *why, size_t whylen)
-{
-	struct stat sb;
-	int fd, err;
+/* The flag whose figures are drawn, for messages: --plot, or plot's --out. */
+static const char *plot_flag = "--plot";
 
+int bench_plot_check(const char *flag, const char *path, char *why,
+		     size_t whylen)
+{
+	plot_flag = flag;
 	if (!fig_have_gnuplot()) {
-		snprintf(why, whylen, "needs gnuplot, which is not installed"
-			 " (Debian: apt-get install gnuplot-nox)");
+		snprintf(why, whylen, "%s: needs gnuplot, which is not"
+			 " installed (Debian: apt-get install gnuplot-nox)",
+			 flag);
 		return -ENOENT;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	/* It exists: it must be a file we may write (no FIFO to block on). */
-	if (errno == EEXIST)
-		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = errno;
-		snprintf(why, whylen, "%s: %s", path, strerror(err));
-		return -err;
-	}
-	err = fstat(fd, &sb) ? errno : S_ISREG(sb.st_mode) ? 0 : EINVAL;
-	close(fd);
-	if (err == EINVAL)
-		snprintf(why, whylen, "%s: not a regular file", path);
-	else if (err)
-		snprintf(why, whylen, "%s: %s", path, strerror(err));
-	return -err;
+	/* The figures' own names are made from it when they are drawn:
+	 * each of them is opened then, by the same rule. */
+	return outfile_check(flag, path, why, whylen);
 }
 
 const char *bench_kernel_unavailable(const struct bench_opts *o)
@@ -362,6 +349,11 @@ void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 }
 
 /* ---- --plot ---------------------------------------------------------- */
+
+const char *bench_plot_flag(void)
+{
+	return plot_flag;
+}
 
 int bench_plot(const struct bench_opts *o)
 {

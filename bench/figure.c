@@ -26,6 +26,7 @@
 #include "bench/figure.h"
 #include "calibrate/calib.h"
 #include "calibrate/measure.h"
+#include "lib/outfile.h"
 #include "lib/readfile.h"
 #include "lib/xmltext.h"
 
@@ -2049,27 +2050,38 @@ bool fig_have_gnuplot(void)
 }
 
 /*
- * Write the figures drawn, each to its file, and name each on @log.
- * The rule of issue 24 for output files (a temporary file beside each,
- * renamed over it) belongs here; until then a plain write.
+ * Write the figures drawn, each to its file, and name each on @log: by
+ * lib/outfile.h's rule, every file opened (and checked) first, each
+ * replaced only once all are written whole (a device or a FIFO gets its
+ * SVG in place).
  */
 static int figures_write(const struct fig_svg *svg, int nr, FILE *log)
 {
+	struct outfile *of = calloc((size_t)nr + 1, sizeof(*of));
+	char why[1200];
 	int i, err = 0;
 
+	if (!of) {
+		fprintf(stderr, "ptebatch: plot: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	for (i = 0; i < nr && !err; i++) {
-		FILE *f = fopen(svg[i].path, "w");
-
-		if (!f || fwrite(svg[i].svg, 1, svg[i].len, f) != svg[i].len)
-			err = -errno;
-		if (f && fclose(f) && !err)
-			err = -errno;
-		if (err)
-			fprintf(stderr, "ptebatch: plot: %s: %s\n", svg[i].path,
-				strerror(-err));
-		else if (log)
+		err = outfile_open(&of[i], bench_plot_flag(), svg[i].path, 0,
+				   why, sizeof(why));
+		/* A short write leaves the error flag: the commit refuses it. */
+		if (!err)
+			fwrite(svg[i].svg, 1, svg[i].len, of[i].f);
+	}
+	for (i = 0; i < nr && !err; i++) {
+		err = outfile_commit(&of[i], why, sizeof(why));
+		if (!err && log)
 			fprintf(log, "plot: wrote %s\n", svg[i].path);
 	}
+	if (err)
+		fprintf(stderr, "ptebatch: plot: %s\n", why);
+	for (i = 0; i < nr; i++)
+		outfile_discard(&of[i]);
+	free(of);
 	return err ? -EIO : 0;
 }
 

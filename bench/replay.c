@@ -21,6 +21,7 @@
 
 #include "backend/backend.h"
 #include "bench/bench.h"
+#include "lib/outfile.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
@@ -554,7 +555,7 @@ static int replay_trace(const struct bench_opts *o, const char *trace,
 
 int bench_replay(const struct bench_opts *o)
 {
-	FILE *devnull = fopen("/dev/null", "w");
+	FILE *devnull = outfile_sink();
 	int i, err = 0;
 
 	if (!devnull)

@@ -20,6 +20,7 @@
 
 #include "calibrate/calib.h"
 #include "lib/readfile.h"
+#include "lib/outfile.h"
 
 int calib_counter(const char *name)
 {
@@ -147,37 +148,40 @@ static json_t *calib_to_json(const struct calibration *c)
 	return root;
 }
 
-int calib_write_file(const char *path, const struct calibration *c,
-		     char *err, size_t errlen)
+int calib_write(FILE *f, const char *name, const struct calibration *c,
+		char *err, size_t errlen)
 {
 	json_t *root = calib_to_json(c);
-	char tmp[4096];
 	int ret = 0;
 
 	if (!root) {
 		/* jansson refuses NaN and infinities, as JSON does */
 		snprintf(err, errlen, "%s: cannot encode the calibration "
-			 "(out of memory, or a value not finite)", path);
+			 "(out of memory, or a value not finite)", name);
 		return -EINVAL;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		snprintf(err, errlen, "%s: path too long", path);
-		json_decref(root);
-		return -ENAMETOOLONG;
-	}
-	if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) {
-		ret = errno ? -errno : -EIO;
-		snprintf(err, errlen, "%s: cannot write: %s", tmp,
-			 strerror(-ret));
-		remove(tmp);
-	} else if (rename(tmp, path)) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: cannot rename %s over it: %s", path,
-			 tmp, strerror(errno));
-		remove(tmp);
+	if (json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) {
+		ret = -EIO;
+		snprintf(err, errlen, "%s: write error", name);
 	}
 	json_decref(root);
 	return ret;
+}
+
+int calib_write_file(const char *path, const struct calibration *c,
+		     char *err, size_t errlen)
+{
+	struct outfile of;
+	int ret = outfile_open(&of, "calibration", path, 0, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = calib_write(of.f, path, c, err, errlen);
+	if (ret) {
+		outfile_discard(&of);
+		return ret;
+	}
+	return outfile_commit(&of, err, errlen);
 }
 
 /* ---- reading ------------------------------------------------------------ */

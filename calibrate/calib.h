@@ -77,9 +77,16 @@ int calib_from_fit(struct calibration *c, const struct calib_machine *machine,
 void calib_free(struct calibration *c);
 
 /*
- * Write @c to @path (through a temporary file renamed over it, so a
- * failed write leaves no half a calibration).  0, or -errno with
- * "PATH: what went wrong" in @err.
+ * Write @c to @f, JSON; @name (the file's) for messages.  0, or -errno
+ * with "NAME: what went wrong" in @err.
+ */
+int calib_write(FILE *f, const char *name, const struct calibration *c,
+		char *err, size_t errlen);
+
+/*
+ * Write @c to @path by lib/outfile.h's rule (a file replaced only once
+ * the calibration is whole).  0, or -errno with "PATH: what went wrong"
+ * in @err.
  */
 int calib_write_file(const char *path, const struct calibration *c,
 		     char *err, size_t errlen);

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/host.h"
 #include "calibrate/measure.h"
+#include "lib/outfile.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
@@ -53,7 +54,7 @@ static bool unfitted_family(const char *family)
 static int run_into(const struct scenario *s, struct backend *b, int reps,
 		    struct stmt_sample *samples, FILE *err)
 {
-	FILE *devnull = fopen("/dev/null", "w");
+	FILE *devnull = outfile_sink();
 	int ret;
 
 	if (!devnull)

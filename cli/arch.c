@@ -8,13 +8,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
 #include "bench/figure.h"
 #include "cli/cli.h"
+#include "lib/outfile.h"
 
 static int bench_each_arch(int argc, char **argv, const char *list);
 
@@ -96,16 +99,19 @@ int arch_redirect(int *argcp, char **argv)
  * bench --arch A,B,...: each architecture's build runs the benchmark in
  * turn, under an "== ARCH" line, so its tables (whose method lines name
  * the arch) stand one after another; --json FILE gets every row of every
- * run (each row carries its "arch").  argv no longer holds --arch.
+ * run (each row carries its "arch").  argv no longer holds --arch.  Each
+ * run writes its rows to a temporary file of this one (lib/outfile.h),
+ * never to a name beside FILE; FILE is replaced only when every run
+ * succeeded.
  */
-/* The figures of every arch's rows, gathered in @json. */
-static int bench_each_arch_plot(const char *json, const char *plot)
+/* The figures of every arch's rows, gathered in @rows_path. */
+static int bench_each_arch_plot(const char *rows_path, const char *plot)
 {
 	struct fig_rows rows = { 0 };
 	char why[800];
 	int err;
 
-	err = fig_rows_read_file(&rows, json, why, sizeof(why));
+	err = fig_rows_read_file(&rows, rows_path, why, sizeof(why));
 	if (err)
 		fprintf(stderr, "ptebatch: --plot: %s\n", why);
 	else
@@ -114,14 +120,55 @@ static int bench_each_arch_plot(const char *json, const char *plot)
 	return err ? 1 : 0;
 }
 
+/* Append the file @path to @out (each open, either may be NULL). */
+static int append_rows(const char *path, FILE *out, FILE *rows)
+{
+	FILE *in = fopen(path, "r");
+	char buf[8192];
+	size_t n;
+
+	if (!in)
+		return -errno;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		if (out && fwrite(buf, 1, n, out) != n)
+			break;
+		if (rows && fwrite(buf, 1, n, rows) != n)
+			break;
+	}
+	fclose(in);
+	return 0;
+}
+
+/* One arch's run of @cargv: its exit status (1 when it did not end). */
+static int run_one_arch(char **cargv)
+{
+	int status = 0;
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		/* A run whose parent is gone has no one to take its rows. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		execv("/proc/self/exe", cargv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return 1;
+	while (waitpid(pid, &status, 0) != pid)
+		if (errno != EINTR)
+			return 1;
+	if (!WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
+}
+
 static int bench_each_arch(int argc, char **argv, const char *list)
 {
-	char *copy = strdup(list), *arch, *save = NULL, part[4200];
-	char plot_rows[] = "/tmp/ptebatch-rows-XXXXXX";
+	struct outfile json_out = { 0 }, rows = { 0 }, part = { 0 };
+	char *copy = strdup(list), *arch, *save = NULL, why[1200];
 	const char *json = NULL, *plot = NULL;
-	bool cargv_json = false;
-	int i, json_at = -1, worst = 0;
-	FILE *out = NULL;
+	int i, json_at = -1, worst = 0, extra;
 
 	if (!copy)
 		return 1;
@@ -158,7 +205,6 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 		}
 	free(copy);
 	if (plot) {
-		char why[512];
 		size_t n = strlen(plot);
 
 		if (n < 5 || strcmp(plot + n - 4, ".svg"))
@@ -166,88 +212,88 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 		if (strchr(plot, '\'') || strchr(plot, '"'))
 			return usage_error("--plot: '%s' may not contain a"
 					   " quote", plot);
-		if (bench_plot_check(plot, why, sizeof(why)))
-			return usage_error("--plot: %s", why);
-		if (!json) {
-			/* The rows the figures are drawn from. */
-			int fd = mkstemp(plot_rows);
-
-			if (fd < 0)
-				return usage_error("--plot: %s: %s", plot_rows,
-						   strerror(errno));
-			close(fd);
-			json = plot_rows;
-			cargv_json = true;
-		}
+		if (bench_plot_check("--plot", plot, why, sizeof(why)))
+			return usage_error("%s", why);
+	}
+	if (json && outfile_open(&json_out, "--json", json, 0, why,
+				 sizeof(why)))
+		return usage_error("%s", why);
+	/* The rows the figures are drawn from. */
+	if (plot && outfile_scratch(&rows, "ptebatch-rows", why, sizeof(why))) {
+		outfile_discard(&json_out);
+		return usage_error("--plot: %s", why);
 	}
 	copy = strdup(list);
-	if (json && !(out = fopen(json, "w"))) {
-		int ret = usage_error("--json: %s: %s", json, strerror(errno));
-
-		free(copy);
-		if (cargv_json)
-			unlink(plot_rows);
-		return ret;
-	}
 	for (arch = strtok_r(copy, ",", &save); arch && copy;
 	     arch = strtok_r(NULL, ",", &save)) {
-		char **cargv = calloc((size_t)argc + 5, sizeof(*cargv));
-		int status = 0;
-		pid_t pid;
+		char **cargv = calloc((size_t)argc + 5, sizeof(*cargv)), *eq;
+		int status;
 
 		if (!cargv)
 			break;
 		for (i = 0; i < argc; i++)
 			cargv[i] = argv[i];
-		snprintf(part, sizeof(part), "%s.%s", json ? json : "", arch);
-		if (cargv_json) {
-			cargv[argc++] = "--json";
-			cargv[argc++] = part;
+		extra = 0;
+		eq = NULL;
+		if (json || plot) {
+			if (outfile_scratch(&part, "ptebatch-rows", why,
+					    sizeof(why))) {
+				fprintf(stderr, "ptebatch: bench: %s\n", why);
+				free(cargv);
+				worst = 1;
+				break;
+			}
+			if (json_at < 0) {
+				cargv[argc + extra++] = "--json";
+				cargv[argc + extra++] =
+					(char *)outfile_write_path(&part);
+			} else if (json == argv[json_at]) {
+				cargv[json_at] = (char *)outfile_write_path(&part);
+			} else if (asprintf(&eq, "--json=%s",
+					    outfile_write_path(&part)) > 0) {
+				cargv[json_at] = eq;
+			} else {
+				outfile_discard(&part);
+				free(cargv);
+				worst = out_of_memory();
+				break;
+			}
 		}
-		if (json_at >= 0)
-			cargv[json_at] = json == argv[json_at] ? part : NULL;
-		if (json_at >= 0 && !cargv[json_at]) {
-			/* --json=FILE: the same, as --json=FILE.ARCH */
-			static char eq[4210];
-
-			snprintf(eq, sizeof(eq), "--json=%s", part);
-			cargv[json_at] = eq;
-		}
-		cargv[argc] = "--arch";
-		cargv[argc + 1] = arch;
-		if (cargv_json)
-			argc -= 2;
+		cargv[argc + extra] = "--arch";
+		cargv[argc + extra + 1] = arch;
 		printf("== %s\n", arch);
 		fflush(stdout);
-		pid = fork();
-		if (pid == 0) {
-			execv("/proc/self/exe", cargv);
-			_exit(127);
+		status = run_one_arch(cargv);
+		if (status)
+			worst = status;
+		if (json || plot) {
+			if (!status && append_rows(outfile_write_path(&part),
+						   json_out.f, rows.f)) {
+				fprintf(stderr, "ptebatch: bench: the rows of"
+					" %s: %s\n", arch, strerror(errno));
+				worst = 1;
+			}
+			outfile_discard(&part);
 		}
-		if (pid < 0 || waitpid(pid, &status, 0) != pid)
-			status = 1 << 8;
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			worst = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-		if (out) {
-			FILE *in = fopen(part, "r");
-			char buf[8192];
-			size_t n;
-
-			while (in && (n = fread(buf, 1, sizeof(buf), in)) > 0)
-				fwrite(buf, 1, n, out);
-			if (in)
-				fclose(in);
-			unlink(part);
-		}
+		free(eq);
 		free(cargv);
 	}
 	free(copy);
-	if (out && fclose(out))
-		worst = worst ? worst : 1;
+	/* The figures, then the rows: --json is replaced only when every
+	 * arch ran and every figure was drawn. */
+	if (plot && !worst && fflush(rows.f)) {
+		fprintf(stderr, "ptebatch: --plot: the rows: %s\n",
+			strerror(errno));
+		worst = 1;
+	}
 	if (plot && !worst)
-		worst = bench_each_arch_plot(json, plot);
-	if (cargv_json)
-		unlink(plot_rows);
+		worst = bench_each_arch_plot(outfile_write_path(&rows), plot);
+	outfile_discard(&rows);
+	if (json && worst) {
+		outfile_discard(&json_out);
+	} else if (json && outfile_commit(&json_out, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: %s\n", why);
+		worst = 1;
+	}
 	return worst;
 }
-

@@ -11,6 +11,7 @@
 #include "bench/bench.h"
 #include "calibrate/calib.h"
 #include "cli/cli.h"
+#include "lib/outfile.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
@@ -180,19 +181,21 @@ static const struct cli_option bench_options[] = {
 /*
  * What can only be checked on this machine, before anything runs: the
  * --plot file can be written and gnuplot is there (else a long run would
- * end without its plot), and the --json file opens.
+ * end without its plot), and the --json file opens (lib/outfile.h: it
+ * replaces the file only when the run succeeds).
  */
-static int open_bench_outputs(struct bench_opts *o, const char *json)
+static int open_bench_outputs(struct bench_opts *o, const char *json,
+			      struct outfile *json_out)
 {
-	char why[512];
+	char why[1200];
 
-	if (o->plot && bench_plot_check(o->plot, why, sizeof(why)))
-		return usage_error("--plot: %s", why);
+	if (o->plot && bench_plot_check("--plot", o->plot, why, sizeof(why)))
+		return usage_error("%s", why);
 	if (!json)
 		return 0;
-	o->json = fopen(json, "w");
-	if (!o->json)
-		return usage_error("--json: %s: %s", json, strerror(errno));
+	if (outfile_open(json_out, "--json", json, 0, why, sizeof(why)))
+		return usage_error("%s", why);
+	o->json = json_out->f;
 	return 0;
 }
 
@@ -275,6 +278,7 @@ static int bench_main(int argc, char **argv)
 		},
 	};
 	struct bench_opts *o = &fl.o;
+	struct outfile json_out = { 0 };
 	struct calibration calib;
 	char calib_why[512];
 	bool replay;
@@ -302,7 +306,7 @@ static int bench_main(int argc, char **argv)
 		ret = SCN_RUN_SKIPPED;
 	}
 	if (!ret)
-		ret = open_bench_outputs(o, fl.json);
+		ret = open_bench_outputs(o, fl.json, &json_out);
 	if (ret)
 		goto out;
 	o->progress = isatty(STDERR_FILENO);
@@ -324,25 +328,25 @@ static int bench_main(int argc, char **argv)
 			fprintf(stderr, "ptebatch: bench %s: %s\n",
 				bench_names[i], strerror(-err));
 	}
-	/* Each row is flushed as it is written: a failed write shows as
-	 * the stream's error flag, not at fclose(). */
-	if (o->json) {
-		bool failed = ferror(o->json);
+	/* The figures (drawn from the rows kept in memory), then the rows:
+	 * they replace --json only if every benchmark ran and every figure
+	 * was drawn; a row that could not be written fails the commit. */
+	if (!err && o->plot)
+		err = bench_plot(o);
+	if (o->json && err) {
+		outfile_discard(&json_out);
+	} else if (o->json) {
+		char why[1200];
 
-		if (fclose(o->json) && !failed) {
-			fprintf(stderr, "ptebatch: --json: %s: %s\n", fl.json,
-				strerror(errno));
-			err = -EIO;
-		} else if (failed) {
-			fprintf(stderr, "ptebatch: --json: %s: a row could not"
-				" be written\n", fl.json);
+		if (outfile_commit(&json_out, why, sizeof(why))) {
+			fprintf(stderr, "ptebatch: %s\n", why);
 			err = -EIO;
 		}
 	}
-	if (!err && o->plot)
-		err = bench_plot(o);
+	o->json = NULL;
 	ret = err ? SCN_RUN_FAILED : 0;
 out:
+	outfile_discard(&json_out);
 	calib_free(&calib);
 	free_traces(o);
 	free(fl.files);

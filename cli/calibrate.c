@@ -15,6 +15,7 @@
 #include "calibrate/measure.h"
 #include "calibrate/samples.h"
 #include "cli/cli.h"
+#include "lib/outfile.h"
 #include "scenario/run.h"
 
 /* The suite's repetitions: the median of this many kernel runs. */
@@ -383,20 +384,61 @@ static char *samples_path(const char *out)
 	return p;
 }
 
-static int write_samples(const char *path, const struct calib_samples *ss)
+/* The samples into @of, committed: 0, or SCN_RUN_FAILED said on stderr. */
+static int write_samples(struct outfile *of, const struct calib_samples *ss)
 {
-	FILE *f = fopen(path, "w");
-	int ret;
+	char why[1024];
 
-	if (!f) {
-		fprintf(stderr, "ptebatch: calibrate: %s: %s\n", path,
-			strerror(errno));
+	if (calib_samples_write(of->f, ss)) {
+		fprintf(stderr, "ptebatch: calibrate: %s %s: write error\n",
+			of->flag, of->path);
+		outfile_discard(of);
 		return SCN_RUN_FAILED;
 	}
-	ret = calib_samples_write(f, ss);
-	if (fclose(f) || ret) {
-		fprintf(stderr, "ptebatch: calibrate: %s: write error\n", path);
+	if (outfile_commit(of, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: calibrate: %s\n", why);
 		return SCN_RUN_FAILED;
+	}
+	return 0;
+}
+
+/*
+ * The calibration (-o) and the samples (--samples, or beside -o when
+ * measuring), opened before anything is measured or read: a bad path is
+ * a usage error, never a lost measurement.  *@spath: the samples' path
+ * (malloc'd), NULL when none are written.
+ */
+static int open_outputs(const struct calibrate_options *o, struct outfile *cal,
+			struct outfile *smp, char **spath)
+{
+	bool measuring = !o->from_samples;
+	char why[1024];
+
+	if (outfile_open(cal, "-o", o->out, 0, why, sizeof(why)))
+		return usage_error("%s", why);
+	*spath = NULL;
+	if (o->samples_out)
+		*spath = strdup(o->samples_out);
+	else if (measuring && cal->in_place) {
+		outfile_discard(cal);
+		/* FILE.samples beside a device (/dev/null.samples) is a
+		 * file no one asked for. */
+		return usage_error("-o %s is not a regular file: name the"
+				   " samples' file with --samples FILE",
+				   o->out);
+	} else if (measuring)
+		*spath = samples_path(o->out);
+	else
+		return 0;
+	if (!*spath) {
+		outfile_discard(cal);
+		return out_of_memory();
+	}
+	if (outfile_open(smp, "--samples", *spath, 0, why, sizeof(why))) {
+		outfile_discard(cal);
+		free(*spath);
+		*spath = NULL;
+		return usage_error("%s", why);
 	}
 	return 0;
 }
@@ -549,7 +591,7 @@ static const char *default_suite(void)
 
 /* --recount: the samples' counters from the model as it is now. */
 static int recount(const struct calibrate_options *o,
-		   struct calib_samples *ss, char **spath)
+		   struct calib_samples *ss, struct outfile *smp)
 {
 	unsigned long dropped;
 	size_t before = ss->nr;
@@ -576,10 +618,7 @@ static int recount(const struct calibrate_options *o,
 		dropped);
 	if (!o->samples_out)
 		return 0;
-	*spath = strdup(o->samples_out);
-	if (!*spath)
-		return out_of_memory();
-	return write_samples(*spath, ss);
+	return write_samples(smp, ss);
 }
 
 /* The calibration @o asks for, its flags read and checked. */
@@ -587,6 +626,7 @@ static int calibrate_run(struct calibrate_options o)
 {
 	struct calib_samples ss = { 0 };
 	struct calib_select sel = { 0 };
+	struct outfile cal = { 0 }, smp = { 0 };
 	struct calibration c;
 	char err[512], *spath = NULL;
 	int ret;
@@ -595,21 +635,7 @@ static int calibrate_run(struct calibrate_options o)
 		o.out = calib_default_output();
 	if (!o.suite)
 		o.suite = default_suite();
-	if (o.from_samples) {
-		ret = calib_samples_read(o.from_samples, &ss, err, sizeof(err));
-		if (ret) {
-			fprintf(stderr, "ptebatch: calibrate: %s\n", err);
-			return ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
-		}
-		ret = check_sizes(&o, &ss);
-		if (ret)
-			goto out;
-		if (o.recount) {
-			ret = recount(&o, &ss, &spath);
-			if (ret)
-				goto out;
-		}
-	} else {
+	if (!o.from_samples) {
 		ret = check_sizes(&o, NULL);
 		if (ret)
 			return ret;
@@ -619,15 +645,31 @@ static int calibrate_run(struct calibrate_options o)
 				" with --from-samples)\n");
 			return SCN_RUN_SKIPPED;
 		}
+	}
+	ret = open_outputs(&o, &cal, &smp, &spath);
+	if (ret)
+		return ret;
+	if (o.from_samples) {
+		ret = calib_samples_read(o.from_samples, &ss, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "ptebatch: calibrate: %s\n", err);
+			ret = ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
+			goto out;
+		}
+		ret = check_sizes(&o, &ss);
+		if (ret)
+			goto out;
+		if (o.recount) {
+			ret = recount(&o, &ss, &smp);
+			if (ret)
+				goto out;
+		}
+	} else {
 		ret = measure_suite(&o, &ss);
 		if (ret)
 			goto out;
-		spath = o.samples_out ? strdup(o.samples_out) : samples_path(o.out);
-		if (!spath) {
-			ret = out_of_memory();
-			goto out;
-		}
-		ret = write_samples(spath, &ss);
+		/* Kept even if the fit fails: they took the time. */
+		ret = write_samples(&smp, &ss);
 		if (ret)
 			goto out;
 	}
@@ -649,7 +691,11 @@ static int calibrate_run(struct calibrate_options o)
 	print_errors(&ss, &c, true);
 	printf("by folio size:\n");
 	print_errors(&ss, &c, false);
-	if (calib_write_file(o.out, &c, err, sizeof(err))) {
+	if (calib_write(cal.f, o.out, &c, err, sizeof(err))) {
+		outfile_discard(&cal);
+		fprintf(stderr, "ptebatch: calibrate: %s\n", err);
+		ret = SCN_RUN_FAILED;
+	} else if (outfile_commit(&cal, err, sizeof(err))) {
 		fprintf(stderr, "ptebatch: calibrate: %s\n", err);
 		ret = SCN_RUN_FAILED;
 	} else {
@@ -660,6 +706,8 @@ static int calibrate_run(struct calibrate_options o)
 	if (!ret && o.validate)
 		ret = validate(&ss);
 out:
+	outfile_discard(&cal);
+	outfile_discard(&smp);
 	free(spath);
 	calib_samples_free(&ss);
 	return ret;

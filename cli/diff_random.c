@@ -27,6 +27,7 @@
 
 #include "cli/cli.h"
 #include "cli/diff.h"
+#include "lib/outfile.h"
 #include "scenario/generate.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
@@ -280,8 +281,9 @@ static int shrink_and_write(struct rdiff *rd, unsigned long i,
 {
 	const char *dir = rd->o->out_dir ? rd->o->out_dir : DEFAULT_OUT_DIR;
 	struct text m = { 0 }, k = { 0 };
+	struct outfile of = { 0 };
 	struct stmts s = { 0 };
-	char why[1024], *small = NULL;
+	char why[1024], owhy[1200], *small = NULL;
 	bool *keep = NULL;
 	enum diff_verdict v = DIFF_ERROR;
 	size_t len = 0;
@@ -305,12 +307,12 @@ static int shrink_and_write(struct rdiff *rd, unsigned long i,
 	/* Once more, for the records, and to see it was no one-off. */
 	if (small)
 		v = try_text(rd, path, small, len, why, sizeof(why), &m, &k);
-	f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "ptebatch: diff: cannot write %s: %s\n", path,
-			strerror(errno));
+	/* Opened after the runs: no kernel side runs while it is open. */
+	if (outfile_open(&of, "--out", path, 0, owhy, sizeof(owhy))) {
+		fprintf(stderr, "ptebatch: diff: %s\n", owhy);
 		goto out;
 	}
+	f = of.f;
 	fprintf(f, "# ptebatch diff --random: scenario %lu of seed %" PRIu64
 		" (--length %d), %d of its %d statements\n", i, rd->seed,
 		rd->o->length, nr_kept, s.nr);
@@ -325,9 +327,8 @@ static int shrink_and_write(struct rdiff *rd, unsigned long i,
 	fputs(small ? small : text, f);
 	put_commented(f, "model record", &m);
 	put_commented(f, "kernel record", &k);
-	if (fclose(f)) {
-		fprintf(stderr, "ptebatch: diff: cannot write %s: %s\n", path,
-			strerror(errno));
+	if (outfile_commit(&of, owhy, sizeof(owhy))) {
+		fprintf(stderr, "ptebatch: diff: %s\n", owhy);
 		goto out;
 	}
 	if (first == DIFF_ERROR)
@@ -360,7 +361,8 @@ static bool skips_everything(const char *why)
 static int dump(struct rdiff *rd)
 {
 	const struct diff_random_options *o = rd->o;
-	char path[4096];
+	char path[4096], why[1200];
+	struct outfile of;
 	unsigned long i;
 
 	if (make_dir(o->dump_dir))
@@ -369,20 +371,24 @@ static int dump(struct rdiff *rd)
 		size_t len;
 		char *text = scenario_generate(scenario_gen_seed(rd->seed, i),
 					       o->length, &len);
-		FILE *f;
 
 		if (!text)
 			return out_of_memory();
 		snprintf(path, sizeof(path), "%s/random-%" PRIu64 "-%lu.scn",
 			 o->dump_dir, rd->seed, i);
-		f = fopen(path, "w");
-		if (!f || fwrite(text, 1, len, f) != len || fclose(f)) {
-			fprintf(stderr, "ptebatch: diff: cannot write %s: %s\n",
-				path, strerror(errno));
+		if (outfile_open(&of, "--dump", path, 0, why, sizeof(why))) {
+			fprintf(stderr, "ptebatch: diff: %s\n", why);
 			free(text);
 			return SCN_RUN_FAILED;
 		}
+		/* A short write sets the stream's error flag: the commit
+		 * refuses it. */
+		fwrite(text, 1, len, of.f);
 		free(text);
+		if (outfile_commit(&of, why, sizeof(why))) {
+			fprintf(stderr, "ptebatch: diff: %s\n", why);
+			return SCN_RUN_FAILED;
+		}
 	}
 	printf("%lu scenarios of seed %" PRIu64 " in %s\n", o->count, rd->seed,
 	       o->dump_dir);
@@ -491,6 +497,13 @@ int diff_random(const struct diff_random_options *o,
 				   SCN_DEFAULT_PAGE_SIZE >> 10);
 	rd.seed = o->have_seed ? o->seed :
 		  ((uint64_t)time(NULL) * 1000003U) ^ (uint64_t)getpid();
+	/* Where a finding would go, before a scenario runs: a long run
+	 * never ends unable to keep what it found. */
+	if (outfile_check_dir(o->dump_dir ? "--dump" : "--out", o->dump_dir ?
+			      o->dump_dir : o->out_dir ? o->out_dir :
+			      DEFAULT_OUT_DIR, why, sizeof(why)))
+		return usage_error("%s%s", why, o->dump_dir || o->out_dir ?
+				   "" : " (the default --out)");
 	if (o->dump_dir)
 		return dump(&rd);
 	ret = diff_kernel_side(rd.self, sizeof(rd.self));

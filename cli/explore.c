@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/outfile.h"
 #include "explore/explore.h"
 #include "scenario/compare.h"
 #include "scenario/run.h"
@@ -52,6 +53,7 @@ struct explore_flags {
 	bool list;
 	bool quiet;
 	bool force_progress;
+	bool out_given;		/* --out, not the default */
 };
 
 static void explore_usage(FILE *f)
@@ -307,6 +309,7 @@ static int set_out(void *f, const char *v)
 	if (!*v)
 		return usage_error("--out: empty directory name");
 	((struct explore_flags *)f)->o.out_dir = v;
+	((struct explore_flags *)f)->out_given = true;
 	return 0;
 }
 
@@ -404,7 +407,7 @@ static int explore_main(int argc, char **argv)
 		       .levels = true, .out_dir = DEFAULT_OUT },
 	};
 	struct explore_result r;
-	char *names[2] = { NULL, NULL };
+	char *names[2] = { NULL, NULL }, why[1200];
 	int ret;
 
 	command = "explore";
@@ -424,6 +427,13 @@ static int explore_main(int argc, char **argv)
 		goto out;
 	if (fl.list) {
 		explore_alphabet_text(stdout, fl.o.thp);
+		goto out;
+	}
+	/* Where a finding would go, before the search: checked, made when
+	 * the first finding is written. */
+	if (outfile_check_dir("--out", fl.o.out_dir, why, sizeof(why))) {
+		ret = usage_error("%s%s", why, fl.out_given ? "" :
+				  " (the default --out)");
 		goto out;
 	}
 	fl.o.rules = pick_rules(&fl);

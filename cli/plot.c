@@ -49,12 +49,12 @@ static void plot_usage(FILE *f)
 static int set_out(void *o, const char *v)
 {
 	size_t n = strlen(v);
-	char why[512];
+	char why[1200];
 
 	if (n < 5 || strcmp(v + n - 4, ".svg"))
 		return usage_error("--out: '%s' must end in .svg", v);
-	if (bench_plot_check(v, why, sizeof(why)))
-		return usage_error("--out: %s", why);
+	if (bench_plot_check("--out", v, why, sizeof(why)))
+		return usage_error("%s", why);
 	((struct plot_options *)o)->out = v;
 	return 0;
 }

@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/outfile.h"
 #include "record/convert.h"
 #include "record/trace.h"
+#include "scenario/readfile.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
@@ -31,11 +33,11 @@ struct record_flags {
 
 static void record_usage(FILE *f)
 {
-	fputs("usage: ptebatch record [-o FILE.scn] [--mthp SIZE=POLICY]..."
+	fputs("usage: ptebatch record -o FILE.scn[.gz] [--mthp SIZE=POLICY]..."
 	      " [--buffer-kb N]\n"
 	      "                       [--no-aslr] [--events FILE] -- CMD"
 	      " [ARGS...]\n"
-	      "       ptebatch record --from-events FILE [-o FILE.scn]\n"
+	      "       ptebatch record --from-events FILE [-o FILE.scn[.gz]]\n"
 	      "\n"
 	      "record    run CMD (as root) under the kernel's tracepoints and"
 	      " write a scenario\n"
@@ -45,7 +47,17 @@ static void record_usage(FILE *f)
 	      " munmap, mprotect,\n"
 	      "          madvise, mremap, brk, fork, vfork+execve (spawn),"
 	      " execve, exit\n"
-	      "  -o FILE           the scenario (default: standard output)\n"
+	      "  -o FILE           the scenario: needed when CMD runs (CMD's own"
+	      " output stays\n"
+	      "                    on standard output); with --from-events,"
+	      " standard output\n"
+	      "                    by default.  FILE.gz is written compressed"
+	      " (gzip), as run,\n"
+	      "                    diff and bench replay read it.  At most"
+	      " 256M of scenario\n"
+	      "                    text (about 25 million faults), what they"
+	      " read: a longer\n"
+	      "                    trace is an error, and nothing is written\n"
 	      "  --mthp SIZE=POLICY  run CMD with this large-folio setting"
 	      " (SIZE 16K..2M,\n"
 	      "                    POLICY always, madvise, inherit or never);"
@@ -66,6 +78,9 @@ static void record_usage(FILE *f)
 	      " --from-events)\n"
 	      "  --from-events FILE  convert a stored event stream instead of"
 	      " running anything\n"
+	      "Every output path is checked before CMD runs; a file is replaced"
+	      " only when the\n"
+	      "recording succeeds (a device or a FIFO is written in place).\n"
 	      "exit status: 0 ok, 1 the trace lost events or could not be"
 	      " taken, 2 bad usage,\n"
 	      "             4 not root (skipped), 130 interrupted (the"
@@ -187,51 +202,201 @@ static char *join_words(char **argv)
 	return s;
 }
 
-/* The scenario to -o or stdout: 0 or -errno (said on stderr). */
-static int write_scenario(const struct record_flags *rf,
-			  const struct rec_stream *s, const char *cmdline,
-			  const char *machine)
-{
-	struct rec_convert_opts o = { .command = cmdline, .machine = machine,
-				      .page_size = 4096 };
-	struct rec_summary sum;
-	FILE *out = stdout;
-	int ret;
+/* The outputs, opened before anything runs (lib/outfile.h). */
+struct record_outputs {
+	struct outfile scn;		/* -o */
+	struct outfile events;		/* --events */
+};
 
-	memcpy(o.mthp, rf->mthp, sizeof(o.mthp));
-	if (rf->out && !(out = fopen(rf->out, "w"))) {
-		fprintf(stderr, "ptebatch: record: %s: %s\n", rf->out,
-			strerror(errno));
-		return -errno;
+/* --events and -o: 0, or a usage error naming the flag and the path. */
+static int open_outputs(const struct record_flags *rf,
+			struct record_outputs *out)
+{
+	char why[1024];
+
+	if (rf->events && outfile_open(&out->events, "--events", rf->events,
+				       0, why, sizeof(why)))
+		return usage_error("%s", why);
+	if (rf->out && outfile_open(&out->scn, "-o", rf->out, 0, why,
+				    sizeof(why))) {
+		outfile_discard(&out->events);
+		return usage_error("%s", why);
 	}
-	ret = rec_convert(s, &o, out, &sum, stderr);
-	if (out != stdout && fclose(out) && !ret) {
-		fprintf(stderr, "ptebatch: record: %s: %s\n", rf->out,
-			strerror(errno));
-		ret = -EIO;
-	}
-	if (ret) {
-		if (rf->out)
-			unlink(rf->out);
-		return ret;
-	}
-	rec_summary_print(stderr, &sum, "ptebatch: record: ");
 	return 0;
 }
 
-static int write_events(const char *path, const struct rec_stream *s)
+static void discard_outputs(struct record_outputs *out)
 {
-	FILE *f = fopen(path, "w");
+	outfile_discard(&out->scn);
+	outfile_discard(&out->events);
+}
+
+static bool ends_in(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && !strcmp(s + n - m, suffix);
+}
+
+/*
+ * The scenario, held whole before a byte of it is written: what the
+ * readers would refuse (longer than they read, or not parsing) is an
+ * error with nothing written.  Returns 0 or -errno, said on stderr.
+ */
+static int convert(const struct record_flags *rf, const struct rec_stream *s,
+		   const char *cmdline, const char *machine, char **textp,
+		   size_t *lenp, struct rec_summary *sum)
+{
+	struct rec_convert_opts o = { .command = cmdline, .machine = machine,
+				      .page_size = 4096 };
+	struct scenario *check;
+	char *text = NULL, *why = NULL;
+	size_t len = 0, whylen = 0;
+	FILE *mem, *err;
 	int ret;
 
-	if (!f) {
-		fprintf(stderr, "ptebatch: record: %s: %s\n", path,
-			strerror(errno));
+	memcpy(o.mthp, rf->mthp, sizeof(o.mthp));
+	mem = open_memstream(&text, &len);
+	if (!mem)
+		return -ENOMEM;
+	ret = rec_convert(s, &o, mem, sum, stderr);
+	if (fclose(mem) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(text);
+		return ret;
+	}
+	if (len > scenario_max_bytes()) {
+		char words[32];
+
+		fprintf(stderr, "ptebatch: record: the scenario is %zu bytes"
+			" (%lu faults), more than the %s of scenario text that"
+			" run, diff and bench replay read: nothing written;"
+			" record a shorter run of the command, or under --mthp"
+			" SIZE=always (fewer faults, each on a larger folio)\n",
+			len, sum->faults, scenario_max_words(words,
+							     sizeof(words)));
+		free(text);
+		return -EFBIG;
+	}
+	/* What is written is what they read: parsed as they parse it. */
+	err = open_memstream(&why, &whylen);
+	check = err ? scenario_parse_text(rf->out ? rf->out : "(stdout)",
+					  text, len, SCN_DEFAULT_PAGE_SIZE, err)
+		    : NULL;
+	if (err)
+		fclose(err);
+	if (!check) {
+		fprintf(stderr, "ptebatch: record: the scenario does not parse"
+			" (nothing written): %s", why && *why ? why :
+			"out of memory\n");
+		free(why);
+		free(text);
+		return err ? -EINVAL : -ENOMEM;
+	}
+	scenario_free(check);
+	free(why);
+	*textp = text;
+	*lenp = len;
+	return 0;
+}
+
+/*
+ * The scenario to -o (compressed when it ends in .gz) or stdout; -o is
+ * committed, or discarded on any error.  0 or -errno (said on stderr).
+ */
+static int write_scenario(const struct record_flags *rf,
+			  struct record_outputs *out,
+			  const struct rec_stream *s, const char *cmdline,
+			  const char *machine)
+{
+	struct rec_summary sum = { 0 };
+	char *text = NULL, why[1024];
+	size_t len = 0;
+	int ret = convert(rf, s, cmdline, machine, &text, &len, &sum);
+
+	if (ret) {
+		outfile_discard(&out->scn);
+		return ret;
+	}
+	if (!rf->out) {
+		if (fwrite(text, 1, len, stdout) != len || fflush(stdout)) {
+			fprintf(stderr, "ptebatch: record: standard output:"
+				" write error: %s\n", strerror(errno));
+			ret = -EIO;
+		}
+	} else {
+		if (ends_in(rf->out, ".gz"))
+			ret = scenario_gzip(out->scn.f, text, len);
+		else if (fwrite(text, 1, len, out->scn.f) != len)
+			ret = -EIO;
+		if (ret == -ENOMEM) {
+			outfile_discard(&out->scn);
+			fprintf(stderr, "ptebatch: record: out of memory\n");
+		} else {
+			/* A write error shows in the commit, with its errno. */
+			ret = outfile_commit(&out->scn, why, sizeof(why));
+			if (ret)
+				fprintf(stderr, "ptebatch: record: %s\n", why);
+		}
+	}
+	free(text);
+	if (!ret)
+		rec_summary_print(stderr, &sum, "ptebatch: record: ");
+	return ret;
+}
+
+static ssize_t count_bytes(void *cookie, const char *buf, size_t len)
+{
+	(void)buf;
+	*(unsigned long long *)cookie += len;
+	return (ssize_t)len;
+}
+
+/*
+ * The stream into --events' temporary file; it replaces the file only
+ * with the scenario (commit_events()), so a recording that fails leaves
+ * both as they were.  A stream longer than --from-events reads
+ * (REC_EVENTS_MAX_BYTES) is refused, measured before a byte goes where it
+ * cannot be taken back (a device, a FIFO).
+ */
+static int write_events(struct outfile *of, const struct rec_stream *s)
+{
+	cookie_io_functions_t io = { .write = count_bytes };
+	unsigned long long bytes = 0;
+	FILE *count = fopencookie(&bytes, "w", io);
+
+	if (!count || rec_write_events(count, s) || fclose(count)) {
+		fprintf(stderr, "ptebatch: record: out of memory\n");
+		outfile_discard(of);
 		return 1;
 	}
-	ret = rec_write_events(f, s);
-	if (fclose(f) || ret) {
-		fprintf(stderr, "ptebatch: record: %s: write error\n", path);
+	if (bytes > REC_EVENTS_MAX_BYTES) {
+		fprintf(stderr, "ptebatch: record: --events: %s: the stream is"
+			" %llu bytes, more than the %luM that --from-events"
+			" reads: nothing written (record without --events, or a"
+			" shorter run)\n", of->path, bytes,
+			REC_EVENTS_MAX_BYTES >> 20);
+		outfile_discard(of);
+		return 1;
+	}
+	if (rec_write_events(of->f, s)) {
+		fprintf(stderr, "ptebatch: record: --events: %s: write"
+			" error\n", of->path ? of->path : "");
+		outfile_discard(of);
+		return 1;
+	}
+	return 0;
+}
+
+static int commit_events(struct outfile *of)
+{
+	char why[1024];
+
+	if (!of->path)
+		return 0;
+	if (outfile_commit(of, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: record: %s\n", why);
 		return 1;
 	}
 	return 0;
@@ -239,23 +404,33 @@ static int write_events(const char *path, const struct rec_stream *s)
 
 static int from_events(const struct record_flags *rf)
 {
+	struct record_outputs out = { 0 };
 	struct rec_stream s = { 0 };
-	FILE *in = fopen(rf->from_events, "r");
+	FILE *in;
 	int ret;
 
+	if (rf->events)
+		return usage_error("--events writes the stream of a recording:"
+				   " not with --from-events");
+	ret = open_outputs(rf, &out);
+	if (ret)
+		return ret;
+	in = fopen(rf->from_events, "r");
 	if (!in) {
 		fprintf(stderr, "ptebatch: record: %s: %s\n", rf->from_events,
 			strerror(errno));
+		discard_outputs(&out);
 		return EXIT_USAGE;
 	}
 	ret = rec_read_events(rf->from_events, in, &s, stderr);
 	fclose(in);
 	if (ret) {
 		rec_stream_free(&s);
+		discard_outputs(&out);
 		return ret == -EINVAL ? EXIT_USAGE : 1;
 	}
 	/* A stream the converter refuses is bad input, as a bad line is. */
-	ret = write_scenario(rf, &s, NULL, NULL);
+	ret = write_scenario(rf, &out, &s, NULL, NULL);
 	rec_stream_free(&s);
 	return ret == -EINVAL ? EXIT_USAGE : ret ? 1 : 0;
 }
@@ -263,6 +438,7 @@ static int from_events(const struct record_flags *rf)
 static int record_main(int argc, char **argv)
 {
 	struct record_flags rf = { 0 };
+	struct record_outputs out = { 0 };
 	struct rec_trace_opts to = { 0 };
 	struct rec_trace_result res;
 	struct rec_stream s = { 0 };
@@ -284,10 +460,21 @@ static int record_main(int argc, char **argv)
 	if (dash + 1 >= argc)
 		return usage_error("no command given (ptebatch record [options]"
 				   " -- CMD [ARGS...])");
+	/* The command's own stdout is the terminal's: the scenario goes
+	 * to a file, never mixed into it. */
+	if (!rf.out)
+		return usage_error("-o FILE.scn is needed when a command runs"
+				   " (its own output stays on standard"
+				   " output)");
 	if (geteuid()) {
 		fprintf(stderr, "ptebatch: record: skipped: tracing needs root\n");
 		return SCN_RUN_SKIPPED;
 	}
+	/* Every output path before anything runs: a trace is never taken
+	 * to be lost at the end. */
+	ret = open_outputs(&rf, &out);
+	if (ret)
+		return ret;
 	to.argv = argv + dash + 1;
 	to.buffer_kb = rf.buffer_kb;
 	to.no_aslr = rf.no_aslr;
@@ -295,6 +482,7 @@ static int record_main(int argc, char **argv)
 	memcpy(to.mthp, rf.mthp, sizeof(to.mthp));
 	if (rec_trace(&to, &s, &res)) {
 		rec_stream_free(&s);
+		discard_outputs(&out);
 		return 1;
 	}
 	if (res.lost) {
@@ -303,10 +491,12 @@ static int record_main(int argc, char **argv)
 			" written; run again with --buffer-kb %lu\n", res.lost,
 			res.buffer_kb, res.buffer_kb * 4);
 		rec_stream_free(&s);
+		discard_outputs(&out);
 		return 1;
 	}
-	if (rf.events && write_events(rf.events, &s)) {
+	if (rf.events && write_events(&out.events, &s)) {
 		rec_stream_free(&s);
+		discard_outputs(&out);
 		return 1;
 	}
 	if (uname(&u))
@@ -315,9 +505,12 @@ static int record_main(int argc, char **argv)
 		snprintf(machine, sizeof(machine), "Linux %s %s", u.release,
 			 u.machine);
 	cmdline = join_words(to.argv);
-	ret = write_scenario(&rf, &s, cmdline, machine);
+	ret = write_scenario(&rf, &out, &s, cmdline, machine);
 	free(cmdline);
 	rec_stream_free(&s);
+	if (!ret)
+		ret = commit_events(&out.events);
+	discard_outputs(&out);
 	if (ret)
 		return 1;
 	if (res.interrupted) {

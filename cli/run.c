@@ -3,15 +3,14 @@
  * machine's kernel, print its record.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
 #include "bench/bench.h"
 #include "cli/cli.h"
+#include "lib/outfile.h"
 #include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
@@ -312,127 +311,36 @@ static int check_time_options(const struct run_options *opts)
 }
 
 /*
- * The drawing's temporary file while the run goes on, and the signals
- * that would stop the run with it there.  The kernel backend's sysfs
- * restore (backend/thp_sysfs.c) installs its handlers later and calls
- * these ones after its own.
+ * The drawing of a run that ended @status into @of (lib/outfile.h: it
+ * replaces FILE.svg only now); a run that failed or was skipped gets
+ * none, and one stopped by a signal none either (the outfile's handler).
+ * Returns @status, or 1 when the file could not be written.
  */
-static const char *svg_tmp_path;
-static pid_t svg_owner;	/* not the kernel backend's processes, forked */
-static const int svg_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
-#define NR_SVG_SIGNALS (int)(sizeof(svg_signals) / sizeof(svg_signals[0]))
-static struct sigaction svg_old_actions[NR_SVG_SIGNALS];
-
-static void svg_on_signal(int sig)
+static int svg_close(struct svg_drawing *d, int status, struct outfile *of,
+		     const char *name)
 {
-	int i;
-
-	if (getpid() == svg_owner)
-		unlink(svg_tmp_path);
-	for (i = 0; i < NR_SVG_SIGNALS && svg_signals[i] != sig; i++)
-		;
-	if (i < NR_SVG_SIGNALS)
-		sigaction(sig, &svg_old_actions[i], NULL);
-	raise(sig);
-}
-
-/* Remove @tmp if a signal ends the run (@tmp NULL: stop watching). */
-static void svg_remove_on_signal(const char *tmp)
-{
-	struct sigaction sa;
-	int i;
-
-	if (!tmp) {
-		for (i = 0; i < NR_SVG_SIGNALS; i++)
-			sigaction(svg_signals[i], &svg_old_actions[i], NULL);
-		return;
-	}
-	svg_tmp_path = tmp;
-	svg_owner = getpid();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = svg_on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < NR_SVG_SIGNALS; i++) {
-		sigaction(svg_signals[i], &sa, &svg_old_actions[i]);
-		/* Ignored (a background job's SIGINT): it stops nothing. */
-		if (svg_old_actions[i].sa_handler == SIG_IGN)
-			sigaction(svg_signals[i], &svg_old_actions[i], NULL);
-	}
-}
-
-/*
- * --svg FILE.svg: a file beside it (*@tmp, malloc'd) that becomes FILE.svg
- * when the run is done, so that a run that fails or is stopped never
- * leaves half a drawing where the file was, nor the file beside it.
- * 0 or a usage error.
- */
-static int svg_open(const char *path, char **tmp, FILE **f)
-{
-	struct stat sb;
-	mode_t mask;
-	int fd;
-
-	if (!stat(path, &sb) && !S_ISREG(sb.st_mode))
-		return usage_error("--svg: %s: not a regular file", path);
-	if (asprintf(tmp, "%s.XXXXXX", path) < 0) {
-		*tmp = NULL;
-		return out_of_memory();
-	}
-	fd = mkstemp(*tmp);
-	if (fd < 0) {
-		free(*tmp);
-		*tmp = NULL;
-		return usage_error("--svg: %s: %s", path, strerror(errno));
-	}
-	/* mkstemp() makes it 0600; a drawing is as readable as any file. */
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	*f = fdopen(fd, "w");
-	if (!*f) {
-		close(fd);
-		unlink(*tmp);
-		free(*tmp);
-		*tmp = NULL;
-		return out_of_memory();
-	}
-	svg_remove_on_signal(*tmp);
-	return 0;
-}
-
-/*
- * The drawing of a run that ended @status into @f, renamed to @path; a
- * run that failed or was skipped gets none.  Returns @status, or 1 when
- * the file could not be written.
- */
-static int svg_close(struct svg_drawing *d, int status, FILE *f,
-		     const char *tmp, const char *path, const char *name)
-{
-	int ret = 0;
+	char why[1200];
+	int ret;
 
 	if (status != SCN_RUN_OK && status != SCN_RUN_VIOLATION) {
-		fclose(f);
-		unlink(tmp);
-		svg_remove_on_signal(NULL);
 		fprintf(stderr, "ptebatch: run: --svg: %s not written: the run"
-			" %s\n", path, status == SCN_RUN_SKIPPED ?
+			" %s\n", of->path, status == SCN_RUN_SKIPPED ?
 			"was skipped" : "failed");
+		outfile_discard(of);
 		return status;
 	}
 	if (!svg_drawing_figures(d))
 		fprintf(stderr, "ptebatch: run: --svg: no observe in %s: %s"
-			" holds only a note saying so\n", name, path);
-	ret = svg_drawing_write(d, f);
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	svg_remove_on_signal(NULL);
+			" holds only a note saying so\n", name, of->path);
+	ret = svg_drawing_write(d, of->f);
 	if (ret) {
-		fprintf(stderr, "ptebatch: run: --svg: %s: %s\n", path,
+		fprintf(stderr, "ptebatch: run: --svg: %s: %s\n", of->path,
 			strerror(-ret));
+		outfile_discard(of);
+		return SCN_RUN_FAILED;
+	}
+	if (outfile_commit(of, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: run: %s\n", why);
 		return SCN_RUN_FAILED;
 	}
 	return status;
@@ -446,10 +354,10 @@ static int run_main(int argc, char **argv)
 	};
 	struct model_options mopt = { 0 };
 	struct svg_drawing *drawing = NULL;
+	struct outfile svg_out = { 0 };
 	struct scenario *s = NULL;
-	char *variant_name = NULL, *text, *svg_tmp = NULL;
+	char *variant_name = NULL, *text, why[1200];
 	struct scn_watch watch;
-	FILE *svg_file = NULL;
 	struct backend *b;
 	size_t len;
 	int ret;
@@ -498,10 +406,10 @@ static int run_main(int argc, char **argv)
 	ret = EXIT_USAGE;
 	if (!s)
 		goto out;
-	if (opts.svg) {
-		ret = svg_open(opts.svg, &svg_tmp, &svg_file);
-		if (ret)
-			goto out;
+	if (opts.svg && outfile_open(&svg_out, "--svg", opts.svg, 0, why,
+				     sizeof(why))) {
+		ret = usage_error("%s", why);
+		goto out;
 	}
 
 	mopt.memory_bytes = opts.memory;
@@ -522,22 +430,15 @@ static int run_main(int argc, char **argv)
 			ret = out_of_memory();
 		}
 	}
-	if (ret) {
-		if (svg_file) {
-			fclose(svg_file);
-			unlink(svg_tmp);
-			svg_remove_on_signal(NULL);
-		}
+	if (ret)
 		goto out;
-	}
 	b->want_stats = opts.stats;
 	b->want_kstats = opts.kstats;
 	if (drawing) {
 		svg_drawing_watch(drawing, &watch);
 		ret = scenario_run_watched(s, b, stdout, stderr, opts.check,
 					   &watch);
-		ret = svg_close(drawing, ret, svg_file, svg_tmp, opts.svg,
-				s->file);
+		ret = svg_close(drawing, ret, &svg_out, s->file);
 	} else if (opts.time)
 		ret = scenario_run_timed(s, b, opts.reps ? opts.reps :
 					 RUN_DEFAULT_REPS, stdout, stderr,
@@ -546,8 +447,8 @@ static int run_main(int argc, char **argv)
 		ret = scenario_run(s, b, stdout, stderr, opts.check);
 	b->ops->destroy(b);
 out:
+	outfile_discard(&svg_out);
 	svg_drawing_free(drawing);
-	free(svg_tmp);
 	scenario_free(s);
 	free(variant_name);
 	variant_flags_free(&opts.variant);

@@ -66,6 +66,7 @@
 
 #include "backend/backend.h"
 #include "explore/explore.h"
+#include "lib/outfile.h"
 #include "scenario/compare.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
@@ -807,8 +808,9 @@ static void put_commented(FILE *f, const char *text, size_t len)
 static void save_finding(struct explorer *x, const struct seq *q)
 {
 	const char *dir = x->o->out_dir;
-	char *path = x->r->finding;
+	char *path = x->r->finding, why[1200];
 	size_t room = sizeof(x->r->finding);
+	struct outfile of;
 	FILE *f;
 	int i;
 
@@ -824,13 +826,13 @@ static void save_finding(struct explorer *x, const struct seq *q)
 		path[0] = '\0';
 		return;
 	}
-	f = fopen(path, "w");
-	if (!f) {
-		fprintf(x->out, "explore: cannot write %s: %s (the finding is"
-			" above only)\n", path, strerror(errno));
+	if (outfile_open(&of, "--out", path, 0, why, sizeof(why))) {
+		fprintf(x->out, "explore: %s (the finding is above only)\n",
+			why);
 		path[0] = '\0';
 		return;
 	}
+	f = of.f;
 	fprintf(f, "# explore: sequence %lu (%d operations), %s against %s,"
 		" rules %s\n# reproduce with\n", x->ordinal, q->len,
 		x->o->base.name, x->o->other.name, rules_name(x->o->rules));
@@ -852,9 +854,9 @@ static void save_finding(struct explorer *x, const struct seq *q)
 			put_commented(f, sr->errors, sr->errors_len);
 		}
 	}
-	if (fclose(f)) {
-		fprintf(x->out, "explore: cannot write %s (the finding is"
-			" above only)\n", path);
+	if (outfile_commit(&of, why, sizeof(why))) {
+		fprintf(x->out, "explore: %s (the finding is above only)\n",
+			why);
 		path[0] = '\0';
 	}
 }

@@ -25,6 +25,7 @@
 
 #include "backend/backend.h"
 #include "fuzz/fuzz.h"
+#include "lib/outfile.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
@@ -122,7 +123,7 @@ static FILE *record_out(void)
 	static FILE *out;
 
 	if (!out)
-		out = getenv("FUZZ_VERBOSE") ? stdout : fopen("/dev/null", "w");
+		out = getenv("FUZZ_VERBOSE") ? stdout : outfile_sink();
 	if (!out)
 		abort();
 	return out;

@@ -51,6 +51,7 @@
 #include <tracefs.h>
 
 #include "backend/thp_sysfs.h"
+#include "lib/outfile.h"
 #include "record/trace.h"
 
 #define TRACEFS_PATH "/sys/kernel/tracing"
@@ -157,11 +158,13 @@ static void on_stop_signal(int sig)
 /*
  * A fault in the recorder itself: the instance goes (unlinkat is
  * async-signal-safe and the kernel disables its events), the THP
- * settings come back, and the signal does what it would have done.
- * Our tracefs mount, if any, goes with the process.
+ * settings come back, the output files' temporaries go (lib/outfile.h),
+ * and the signal does what it would have done.  Our tracefs mount, if
+ * any, goes with the process.
  */
 static void on_fatal_signal(int sig)
 {
+	outfile_remove_temporaries();
 	if (child_pgid > 0)
 		kill(-child_pgid, SIGKILL);
 	if (instance_made && tracing_fd >= 0)

@@ -1467,12 +1467,7 @@ fail:
 	return NULL;
 }
 
-/*
- * The largest scenario file: room for a few million generated statements
- * (one like "P0 write A 4K 4K" is 17 bytes), and a bound on reading
- * /dev/zero or a pipe that never ends.
- */
-#define SCN_MAX_FILE_BYTES (64UL << 20)
+/* The largest scenario file: scenario_max_bytes() (scenario/readfile.h). */
 
 /* Read all of @f into a malloc'd buffer of *@lenp bytes. */
 static char *read_all(FILE *f, const char *path, size_t *lenp, FILE *err)
@@ -1484,9 +1479,11 @@ static char *read_all(FILE *f, const char *path, size_t *lenp, FILE *err)
 		goto nomem;
 	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
 		len += n;
-		if (len > SCN_MAX_FILE_BYTES) {
-			fprintf(err, "%s: larger than %luM: not a scenario file\n",
-				path, SCN_MAX_FILE_BYTES >> 20);
+		if (len > scenario_max_bytes()) {
+			char words[32];
+
+			fprintf(err, "%s: larger than %s: not a scenario file\n",
+				path, scenario_max_words(words, sizeof(words)));
 			free(buf);
 			return NULL;
 		}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/outfile.h"
 #include "scenario/record.h"
 #include "scenario/run.h"
 
@@ -386,7 +387,7 @@ int scenario_run_sampled(const struct scenario *s, struct backend *b,
 	t.ns = calloc((size_t)s->nr_stmts * (size_t)reps + 1, sizeof(*t.ns));
 	t.first = calloc((size_t)s->nr_stmts + 1, sizeof(*t.first));
 	if (reps > 1)
-		devnull = fopen("/dev/null", "w");
+		devnull = outfile_sink();
 	if (!t.ns || !t.first || (reps > 1 && !devnull)) {
 		fprintf(err, "%s: cannot time %d runs: %s\n", s->file, reps,
 			strerror(errno));

@@ -2,7 +2,8 @@
 # record.sh - `ptebatch record`, as TAP.
 #
 # Without root: the converter on stored event streams (tests/record/
-# *.events against the *.scn beside them), bad streams and bad flags.
+# *.events against the *.scn beside them), bad streams and bad flags (a
+# command without -o among them).
 # As root, on this machine's kernel (SKIP otherwise): recording
 # tests/record/known.c, whose memory behaviour is known exactly; the THP
 # settings and tracefs left as they were; a ring buffer too small is an
@@ -87,6 +88,10 @@ bad_flag "--mthp" --mthp 3K=always -- true
 bad_flag "--mthp" --mthp 64K=sometimes -- true
 bad_flag "--from-events runs no command" --from-events tests/record/tasks.events -- true
 bad_flag "the command goes after" true
+# The command's own stdout is never mixed into the scenario.
+bad_flag "-o FILE.scn is needed when a command runs" -- true
+bad_flag "--events writes the stream of a recording" \
+	--from-events tests/record/tasks.events --events "$tmp/x.events"
 
 # The rest needs root and tracefs.
 if [ "$(id -u)" -ne 0 ]; then

@@ -141,6 +141,10 @@ run_test newcomer env BUILD="$BUILD" sh tests/newcomer.sh
 # mounts and instances, THP knobs, the lock between ptebatch processes)
 # under concurrency, signals, SIGKILL and ptebatch run under record.
 run_test hostile-state env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-state.sh
+# Output files: every output flag of every command given a device, a
+# FIFO, a link, a missing directory, a failing and a stopped run
+# (lib/outfile.h's rule); record's bound; make bench leaves docs/ alone.
+run_test hostile-files env BUILD="$BUILD" sh tests/hostile-files.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

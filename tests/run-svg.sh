@@ -460,7 +460,7 @@ bad "--svg with --fuzz: refused" --fuzz scenario --svg "$tmp/bad/x.svg" "$SCN"
 bad "--svg with --time: refused" --backend kernel --time --svg "$tmp/bad/x.svg" "$SCN"
 mkdir "$tmp/bad/dir.svg"
 "$TOOL" run --svg "$tmp/bad/dir.svg" "$SCN" >/dev/null 2>"$tmp/bad.err"
-[ $? -eq 2 ] && grep -q -- "--svg: $tmp/bad/dir.svg: not a regular file" \
+[ $? -eq 2 ] && grep -q -- "--svg: $tmp/bad/dir.svg: Is a directory" \
 	"$tmp/bad.err" && [ "$(ls -A "$tmp/bad")" = dir.svg ]
 tap_result $? "--svg a directory: refused, nothing made beside it"
 rm -rf "$tmp/bad" && mkdir "$tmp/bad"

@@ -15,7 +15,7 @@ static void clean(const char *in, bool keep_newline, const char *want,
 {
 	char *got = xml_clean_text(in, keep_newline);
 
-	tap_is_str(got ? got : "(NULL)", want, name);
+	tap_is_str(got ? got : "(NULL)", want, "%s", name);
 	free(got);
 }
 
@@ -27,7 +27,7 @@ static void escaped(const char *in, const char *want, const char *name)
 
 	xml_put_text(f, in);
 	fclose(f);
-	tap_is_str(buf, want, name);
+	tap_is_str(buf, want, "%s", name);
 	free(buf);
 }
 

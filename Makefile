@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # ptebatch: `make` builds the tool and the library, `make check` runs every
 # test, `make bench` measures the seed tables (into $(BUILD)/bench/),
 # `make figures` redraws docs/' figures from its committed rows, `make

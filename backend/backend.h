@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * backend/ - what a scenario runs on: the model (libptebatch) and this
  * machine's kernel (real processes), each implementing the runner's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * host.c - this machine's kernel, looked at: its zero page, DAMON, CPUs
  * (host.h says why each matters).

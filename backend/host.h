@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * host.h - what this machine's kernel does differently from mainline
  * Linux's defaults, and what on it can make a count vary from run to run,

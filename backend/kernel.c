@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * kernel.c - the kernel backend: runs a scenario on the Linux kernel of
  * this machine, so that the model's record can be diffed against it.

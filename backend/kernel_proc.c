@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * kernel_proc.c - one scenario process of the kernel backend: a real
  * process that performs the statements the coordinator sends it and

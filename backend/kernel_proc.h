@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kernel_proc.h - the protocol between the kernel backend's coordinator
  * (kernel.c) and the scenario processes it drives (kernel_proc.c).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * kstats.c - the kernel's accounting of the events the model counts too
  * (issue 16), read by the kernel backend's coordinator right before and

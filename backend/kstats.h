@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kstats.h - the kernel's own accounting read around a statement: the
  * /proc/vmstat counters and the per-size mTHP stats of

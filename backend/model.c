@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * model.c - the model backend: runs a scenario on libptebatch, through
  * include/ptebatch.h only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * thp_sysfs.c - the THP sysfs settings of a kernel-backend run, saved,
  * written and put back, and the fallback counters read around a run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * thp_sysfs.h - the THP settings of a kernel-backend run: the scenario's
  * mthp lines written into /sys/kernel/mm/transparent_hugepage for the run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * bench/ - the benchmarks of the seed documents' tables, measured on the
  * model (per-PTE against batched, in one run) and on this machine's

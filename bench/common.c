@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * common.c: what the benchmarks share - statistics, rows, JSON, progress,
  * and regions of a folio mode on the model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * cow.c: the WP_REUSE_MAX_NR_PTES table of "mm/memory: reuse 16 PTEs of
  * an exclusive large folio on a write fault" (seed 003) - the write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * figure.c: the benchmark figures (figure.h), from JSON rows to gnuplot.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * figure.h: the benchmark figures, drawn with gnuplot from the rows the
  * benchmarks write as JSON (one object per line), so a saved --json file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * gup.c: the GUP-fast batching seed's first table - get_user_pages_fast()
  * and pin_user_pages_fast() over an anonymous region, FOLL_WRITE, per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * kernel_region.c: the kernel side the three benchmarks share - a region
  * of one folio mode on this machine's kernel.  THP sysfs set for the mode

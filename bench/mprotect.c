@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * mprotect.c: the benchmark of "Optimize mprotect for large folios"
  * (seed 004) - a region made read-only then read-write 40 times,

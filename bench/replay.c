@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * replay.c: `ptebatch bench replay FILE...` - what batching buys a real
  * program.  A scenario (a recorded trace, examples/traces/) is run whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * calibrate/calib.h - a calibration: one cost in microseconds per cost
  * counter (include/ptebatch_stats.h), fitted on one machine's kernel,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * measure.c - samples from a calibration scenario: its statements timed
  * on the kernel and counted on the model (measure.h).

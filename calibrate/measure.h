@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * calibrate/measure.h - taking samples: a calibration scenario run on
  * this machine's kernel with each statement timed, and on the model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * calibrate/ - the model's cost counters turned into a prediction of the
  * kernel's time (nnls.h says how the pieces fit).

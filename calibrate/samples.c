@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * samples.c - the timed statements of a calibration, their file, and the
  * fit over a chosen part of them (samples.h).

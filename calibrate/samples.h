@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * calibrate/samples.h - the timed statements a calibration is fitted on:
  * each a statement of a calibration scenario, its kernel time and the

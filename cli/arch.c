@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * arch.c - --arch ARCH: the model is compiled once per architecture (as
  * the kernel is), so another architecture is another binary -

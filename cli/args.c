@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * args.c - what every command's argument parsing shares: the option
  * parser, the usage-error message, the "unknown WORD (known: ...)"

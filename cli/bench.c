@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * bench.c - ptebatch bench: the seed tables (bench/), on the model and on
  * this machine's kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * calibrate.c - ptebatch calibrate: time the calibration suite on this
  * machine's kernel, count it on the model, fit one cost per counter and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cli/ - the ptebatch command: one file per command (run.c, diff.c,
  * bench.c, explore.c, record.c, calibrate.c, predict.c), each owning its

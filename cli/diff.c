@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * diff.c - ptebatch diff: each scenario on the model and on this
  * machine's kernel, the two records compared.

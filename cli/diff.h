@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * diff.h - what `ptebatch diff` (diff.c) shares with its random mode
  * (diff_random.c): one scenario text on both backends, compared.

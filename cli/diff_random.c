@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * diff_random.c - ptebatch diff --random N: random scenarios
  * (scenario/generate.c) on the model and on this machine's kernel, each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * explore.c - ptebatch explore: flags and exit statuses; the search is
  * explore/explore.c's.

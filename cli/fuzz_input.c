@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_input.c - `ptebatch run --fuzz NAME FILE`: one input of a fuzz
  * harness (fuzz/fuzz_NAME.c) replayed in this process, exactly as the

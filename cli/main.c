@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * main.c - the ptebatch command: which command runs, and the help.
  * Each command lives in a file of its own (cli.h); this table is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * plot.c - ptebatch plot: draw the benchmark figures (bench/figure.h)
  * from rows saved with `ptebatch bench --json`, without measuring again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * predict.c - ptebatch predict: run a scenario on the model, a variant
  * of it, and print each statement's kernel time as a calibration

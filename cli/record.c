@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * record.c - ptebatch record: run a command under the kernel's
  * tracepoints and write what it did to private anonymous memory as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * run.c - ptebatch run: parse a scenario, run it on the model or on this
  * machine's kernel, print its record.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * explore.c - the engine of `ptebatch explore`: bounded exhaustive
  * equivalence of two variants of the model.

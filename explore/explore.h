@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * explore/ - ptebatch explore: every short sequence of memory operations
  * on a tiny address space, run under two variants of the model and held

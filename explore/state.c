@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * state.c - the state key of `ptebatch explore`: a digest of the model's
  * state, read straight from mm/ the way the invariant checker (mm/check.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz/ - libFuzzer harnesses of the model and the scenario language, and
  * a replay driver that runs their corpus and regressions in `make check`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_calib.c - the calibration's two readers under libFuzzer: the first
  * byte chooses the calibration file (JSON, calib_read_file()) or the

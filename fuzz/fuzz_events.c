@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_events.c - the recorder's converter under libFuzzer: any bytes are
  * read as a stored event stream (record/events.c), and a stream that

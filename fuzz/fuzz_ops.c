@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_ops.c - random sequences of public API calls, run under every
  * variant and held to one another: batching may change what an operation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_scenario.c - the scenario language under libFuzzer: any bytes go
  * through the parser, and a scenario that parses runs on a small model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * replay.c - a fuzz harness without libFuzzer: its entry point on every
  * file of some directories, one TAP line per file.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # run.sh - run the libFuzzer harnesses for a bounded time (`make fuzz`).
 #
 #   FUZZ_TIME=60 FUZZ_BUILD=build-fuzz sh fuzz/run.sh scenario ops events

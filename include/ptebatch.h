@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ptebatch.h - the public interface of libptebatch, the userspace model of
  * Linux anonymous memory management.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The model's cost counters, one PB_STAT(name) each, in print order.
  * Included with PB_STAT defined by the includer (an X-macro list).

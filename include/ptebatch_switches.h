@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The variant switches: which PTE-walking paths run batched over large
  * folios.  One row each, an X-macro list included with PB_SWITCH defined

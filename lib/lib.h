@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * lib/ - what every layer above mm/ shares for the files it is handed:
  * output files written without destroying what was there (outfile.c),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * outfile.c - output files written without destroying what was there
  * (outfile.h says the rule).

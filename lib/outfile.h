@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * outfile.h - a file the user named for output (-o, --json, --plot,
  * --svg, ...), written so that a run never destroys what it was not

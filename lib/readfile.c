@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * readfile.c - a file the user hands in, read with a bound (readfile.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * xmltext.c - any C string as text an XML 1.0 document can carry
  * (xmltext.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * xmltext.h - any C string as text an XML 1.0 document can carry: the
  * SVGs the tools draw (run --svg, the benchmark figures) show file names

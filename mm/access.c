@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * access.c: the simulated CPU - loads and stores through a TLB, a
  * hardware page walk that sets Accessed/Dirty as the architecture's MMU

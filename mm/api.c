@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * api.c: the public interface (include/ptebatch.h) - machine bring-up,
  * processes, the system-call layer and snapshots, each a thin wrapper

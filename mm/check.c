@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * check.c: the invariant checker (pb_check).  It reads all model state
  * and writes none of it (but for forgetting a TLB entry of a dead mm once

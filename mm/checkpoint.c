@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * checkpoint.c: the whole simulated machine saved and restored in
  * process, for `ptebatch explore` (explore/explore.c), which extends

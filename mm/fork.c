@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fork.c: duplicating an address space (dup_mmap) and tearing one down
  * (exit_mmap).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * gup.c: get_user_pages and pinning (mm/gup.c) - the slow path that walks
  * under mmap_lock and faults pages in, GUP-fast that walks without locks

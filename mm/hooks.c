@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hooks.c: the test-only hooks of hooks.h.  Built into every library, but
  * only the hooks build (CONFIG_PB_HOOKS) calls them.

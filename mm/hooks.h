@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * hooks.h: test-only observation and injection points, compiled in only
  * with CONFIG_PB_HOOKS (the "hooks" build of the library that the race

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * huge_memory.c: THP policy and PMD-mapped THP (mm/huge_memory.c) -
  * order selection, the PMD fault and huge zero page, PMD write-protect

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * internal.h: what the files of mm/ share - geometry, frame/folio lookup,
  * reference and mapcount primitives with their cost counters, the flag

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * madvise.c: MADV_DONTNEED (zap, keep the VMA), MADV_FREE (lazy free),
  * MADV_PAGEOUT (reclaim now, on a machine without swap), the VMA-flag

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * memory.c: page faults, zapping and fork's page-table copy (mm/memory.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * mm/ - the model proper: Linux anonymous memory management in userspace.
  *

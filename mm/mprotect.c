@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * mprotect.c: changing protections (mm/mprotect.c) - VMA flags with
  * split/merge, then change_protection over the page tables.  Per PTE:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * mremap.c: moving a range to a fixed new address (mremap with
  * MREMAP_MAYMOVE|MREMAP_FIXED, and MREMAP_DONTUNMAP, mm/mremap.c), and

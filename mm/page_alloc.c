@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * page_alloc.c: the memmap, the frames and the buddy allocator.
  *

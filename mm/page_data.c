@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * page_data.c: the contents of data pages, kept at the cost of what was
  * written to them.

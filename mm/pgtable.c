@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * pgtable.c: allocating, walking and locking page tables.
  *

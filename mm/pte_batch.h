@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pte_batch.h: folio_pte_batch_flags(), the one helper every batched PTE
  * walker uses to find how many consecutive PTEs map consecutive pages of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * registry.c: the model's own bookkeeping, not the kernel's - what the
  * invariant checker (pb_check), explore's state digest and the tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * rmap.c: anon_vmas, mapcounts, per-MM ownership and PageAnonExclusive
  * bookkeeping (mm/rmap.c, include/linux/rmap.h).

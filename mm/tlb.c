@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tlb.c: TLB flushes on the simulated CPUs and the mmu_gather.
  */

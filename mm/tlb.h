@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tlb.h: the simulated TLBs and the mmu_gather.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * variant.c: the switches that choose per-PTE or batched paths, and their
  * presets, as one table made from include/ptebatch_switches.h.  Parsing,

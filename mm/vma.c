@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * vma.c: address spaces and their VMAs - creating and destroying an mm,
  * finding, splitting, merging, inserting and removing VMAs, mmap and

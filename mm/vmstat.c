@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * vmstat.c: what each thread counts, and for whom (mm/vmstat.c).  The
  * kernel keeps its counters per CPU and sums or folds them when read; the

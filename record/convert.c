@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * convert.c - replay a trace against a picture of each address space and
  * write what it did to private anonymous memory as scenario statements.

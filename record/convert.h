@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * convert.h - an event stream (events.h) turned into a scenario.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * events.c - the event stream in memory and in its stored text form.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * record/ - what a traced program did to its memory, turned into a
  * scenario: the events the kernel's tracepoints report (trace.c reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * trace.c - the recorder's capture: a tracefs instance of our own (its
  * buffers, events, pid filter and clock are private to it, so the rest of

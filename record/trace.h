@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * trace.h - run a command under the kernel's tracepoints and collect what
  * it and every process it forks did to memory (root only).

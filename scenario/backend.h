@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * backend.h - what the runner (run.c) needs of whatever runs a scenario:
  * the operations a backend implements, the result of one statement and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * compare.c - reading a printed record back, and comparing two records.
  *

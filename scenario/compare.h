@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * compare.h - reading a printed record back into a structure, and
  * comparing two records under a set of equivalence rules.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * generate.c - random scenarios from the whole .scn language, for
  * `ptebatch diff --random` (see generate.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * generate.h - random scenarios for `ptebatch diff --random`.
  *

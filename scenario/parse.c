@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * parse.c - the .scn parser: text in, a fully validated struct scenario out.
  *

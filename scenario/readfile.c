@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * readfile.c - undo gzip on a scenario file's bytes, so that a recorded
  * trace (examples/traces/, often large and very repetitive) can be kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * readfile.h - a scenario file's text as it was written: gzip undone (and
  * done, for `record -o FILE.scn.gz`), and the bound on its length.

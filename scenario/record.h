@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * record.h - printing the record of a run, the text both backends produce
  * and `ptebatch diff` compares.  The format is docs/SCENARIO.md's; the

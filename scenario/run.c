@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * run.c - the runner: feeds a backend the statements of a scenario in
  * order and prints the record.  It never looks inside the backend.

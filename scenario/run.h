@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * run.h - running a parsed scenario on a backend and printing its record.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * scenario/ - the .scn language: parser, runner and record, backend-neutral.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * snapshot.c - the containers a backend fills for the runner: snapshots
  * and statement results.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * svg.c - the drawing of `ptebatch run --svg`: each observe of a run as a
  * figure with one row per process and region and one cell per base page,

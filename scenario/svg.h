@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * svg.h - the drawing of `ptebatch run --svg`: every observe of a run as
  * one figure of page cells coloured by folio, stacked in one SVG file.

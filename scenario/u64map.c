@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * u64map.c - a map of 64-bit keys to 64-bit values (u64map.h), open
  * addressing, growing to stay at most half full.

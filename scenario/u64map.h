@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * u64map.h - a map of 64-bit keys to 64-bit values: raw frame ids to
  * canonical numbers (record.c), to mapping counts and colours (svg.c).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # bench-replay.sh - `ptebatch bench replay` on the model, and compressed
 # scenarios, as TAP.  The trace is tests/replay/toy.scn (write after
 # fork: a child dirties part of the heap and exits, the parent rewrites

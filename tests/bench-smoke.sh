@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # bench-smoke.sh - `ptebatch bench gup --quick` on the model: the table is
 # well-formed, every JSON row parses, and the counters agree with the
 # variant (never the times); with --calibration, the predicted kernel

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # build-checks.sh - the build behaves, as TAP:
 #  1. a missing Debian package is named, with the command that installs
 #     it, before anything compiles (a made-up header stands for it);

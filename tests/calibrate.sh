@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # calibrate.sh - `ptebatch calibrate` and `ptebatch predict`, as TAP.
 #
 # Nothing here is timed; the checks are of form and of arithmetic:

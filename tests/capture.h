@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * capture.h - collect what a test's code under test writes to a FILE *
  * into memory (open_memstream), for the tests that compare printed text.

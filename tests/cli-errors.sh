@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # cli-errors.sh - bad input to every command and flag of `ptebatch`, as TAP.
 #
 # One case per bad input: wrong, missing or absurd values, unknown words,

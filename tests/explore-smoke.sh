@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # explore-smoke.sh - `ptebatch explore` as `make check` runs it.  TAP.
 #
 #  1. baseline against seeds, every sequence of up to $EXPLORE_CHECK_DEPTH

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # figures.sh - the benchmark figures (bench/figure.c), as TAP: `ptebatch
 # plot` of the rows committed in docs/ and `bench --plot` of quick runs.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # fuzz-repro.sh - a fuzz harness's input replayed by the tool
 # (`ptebatch run --fuzz NAME FILE`), and fuzz/run.sh printing that
 # command for every input a failing harness kept, as TAP.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # host-varies.sh - a kernel that varies is not a model bug (issue 24, 14):
 #
 #  1-3. diff tells a kernel count that changes from run to run (VARIES,

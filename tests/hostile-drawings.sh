@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # hostile-drawings.sh - the drawings (`ptebatch plot`, `bench --plot`,
 # `run --svg`) given hostile text, as TAP (issue 24, points 4, 7 and 8).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # hostile-files.sh - every output flag of every command against the paths
 # a hostile (or careless) user gives, as TAP: the rule of lib/outfile.h
 # (README, "Output files").

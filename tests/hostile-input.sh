@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # hostile-input.sh - what a user hands in, endless, huge or out of range,
 # as TAP (issue 24, points 5, 9, 12 and 18).
 #

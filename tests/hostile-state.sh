@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # hostile-state.sh - the machine's state around `ptebatch record` and the
 # kernel backend, as TAP: what they change (tracefs mounts, tracefs
 # instances with their buffers, events, options and set_event_pid, the

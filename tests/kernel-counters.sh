@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-counters.sh - `ptebatch diff --counters`: the kernel's own
 # accounting (run --kstats: pins in /proc/vmstat, THP faults and splits,
 # the hugepages-*kB/stats files) held to the model's, as TAP.

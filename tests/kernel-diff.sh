@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-diff.sh - hold the model to the running kernel: `ptebatch diff`
 # over tests/scenarios/*.scn, as TAP.
 #

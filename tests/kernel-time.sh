@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-time.sh - `ptebatch run --backend kernel --time`, as TAP.
 #
 # Nothing here is timed: the checks are that the field is there, that it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # random-diff.sh - `ptebatch diff --random`: the generator, the shrinker
 # and the flags, as TAP.
 #

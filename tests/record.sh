@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # record.sh - `ptebatch record`, as TAP.
 #
 # Without root: the converter on stored event streams (tests/record/

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # robustness.sh - `ptebatch diff` and the kernel backend under signals,
 # dying processes, host limits and odd inputs, as TAP.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # run-all.sh - run every test program in $BUILD/tests/, the scenario
 # tests and the kernel diff, show their TAP output, and sum it up.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # run-svg.sh - `ptebatch run --svg`, the drawing of the observes, as TAP.
 #
 # The drawing is read back with python3's xml.etree: every page cell is a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # scenario-tests.sh - run the .scn scenarios through the tool, as TAP.
 #
 # tests/scenarios/NAME.scn with NAME.out beside it: `ptebatch run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tap.h - a tiny header-only TAP producer for the unit tests.
  *

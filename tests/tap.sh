@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # tap.sh - TAP for the shell tests, sourced: tap_result STATUS NAME prints
 # "ok N - NAME" when STATUS is 0, else "not ok N - NAME" and sets fail=1.
 # $n counts the tests; end with `echo "1..$n"; exit $fail`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arch.h: the architecture the model is built for.  Like the kernel, the
  * model is compiled once per architecture (and page size): the default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arm64.h: the arm64 stage-1 descriptor format (VMSAv8-64) for the 4K,
  * 16K and 64K granules, and the pte_*()/pmd_*() helpers the generic code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * contpte.c: the out-of-line half of arm64's contiguous-PTE management
  * (arch/arm64/mm/contpte.c; the rules are listed in mm/arch/contpte.h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * contpte.h: arm64's public PTE API, which manages the contiguous bit of
  * user mappings behind the core code's back (arch/arm64/include/asm/

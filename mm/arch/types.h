@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * types.h: the entry types every architecture shares - 64-bit entries at
  * every level, wrapped so that a PTE cannot be passed where a PMD is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * mm/arch/ - PTE encodings of the architectures the model runs.
  *

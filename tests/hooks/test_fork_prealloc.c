@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_fork_prealloc.c - fork's preallocated page, released once it is
  * not needed (issue 13, "fork's preallocated page").

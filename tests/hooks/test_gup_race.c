@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_gup_race.c - race injection into GUP-fast (issue 6, item 3).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_stress.c - GUP-fast against everything else an address space does
  * (issue 6, item 1), with real threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_torn_read.c - torn PTE reads on x86-pae (issue 7, item 5).
  *

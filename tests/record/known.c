@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * known.c - a program whose memory behaviour is known exactly, for the
  * recorder's test (tests/record.sh): one private anonymous mapping of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fixture.h - what the unit tests share that needs no simulated machine:
  * a variant chosen by name, the text a step printed turned into a TAP

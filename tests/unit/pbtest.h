@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pbtest.h - what the model's unit tests share: a per-test pass/fail
  * accumulator on top of tests/tap.h (one TAP line per test function, a

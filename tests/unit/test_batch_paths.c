@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_batch_paths.c - the batched PTE paths through the public API, each
  * against its per-PTE variant (struct pb_variant, mm/variant.c):

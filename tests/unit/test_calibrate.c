@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_calibrate.c - calibrate/: the non-negative least-squares fit on
  * synthetic statements with known costs, and the calibration file

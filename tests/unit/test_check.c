@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_check.c - the invariant checker must be able to fail: each test
  * corrupts one piece of state through the internal headers, asserts that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_checkpoint.c - saving and restoring the whole machine in process
  * (mm/checkpoint.c), what `ptebatch explore` extends its sequences from.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_contpte.c - arm64 contiguous PTEs (mm/arch/contpte.h, contpte.c,
  * after Linux's arch/arm64/mm/contpte.c) and the arm64 entry format

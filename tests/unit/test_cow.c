@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_cow.c - fork and copy-on-write (copy_present_ptes, do_wp_page):
  * sharing after fork, the one-page copy, isolation of data in both directions for every

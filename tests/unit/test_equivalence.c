@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_equivalence.c - every variant shows a program what the per-PTE
  * model shows it.

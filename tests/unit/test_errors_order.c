@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_errors_order.c - when two things are wrong with a call, the model
  * fails it with the errno Linux 7.3 checks first (mm/mmap.c,

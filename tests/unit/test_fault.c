@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_fault.c - anonymous faults through the public API: the zero page,
  * mTHP order selection and its fallbacks, PMD THP and the huge zero page,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_gup.c - GUP and pinning (mm/gup.c: try_grab_folio, the GUP-fast
  * PTE walk, gup_must_unshare, unpin_user_pages): reference and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_limits.c - the machine's size is a hard limit: pb_init() refuses a
  * memory size it cannot simulate, and running out of frames in a fault,

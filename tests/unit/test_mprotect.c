@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_mprotect.c - mprotect (mm/mprotect.c, change_pte_range): the write
  * upgrade of exclusive pages (can_change_pte_writable) and its refusal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_mremap.c - mremap(MAYMOVE|FIXED) (mm/mremap.c): entries move, the
  * folios stay, so a large folio can end up mapped from two places,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_outfile.c - lib/outfile.c: what each kind of output path becomes
  * on a commit, on a failure, on a signal and at exit.  Every target is

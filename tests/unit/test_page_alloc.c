@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_page_alloc.c - the memmap and the buddy allocator (mm/page_alloc.c):
  * alignment and compound metadata of every order, merging on free,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_page_data.c - a data page's contents (mm/page_data.c): every byte
  * reads what was written, in the compact form (the first byte and the

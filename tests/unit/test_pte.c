@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_pte.c - the x86-64 entry encoding of mm/arch/x86_64.h: bit
  * positions pinned by value, the Dirty/SavedDirty/shadow-stack rules,

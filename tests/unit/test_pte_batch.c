@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_pte_batch.c - white-box tests of folio_pte_batch_flags()
  * (mm/pte_batch.h, after the kernel's mm/internal.h: a run of PTEs that

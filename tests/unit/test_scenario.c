@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_scenario.c - the .scn parser, the runner and the record, without
  * the model: a fake backend in this file plays the statements back.

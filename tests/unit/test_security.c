@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_security.c - the security properties of anonymous memory, each a
  * named test run for every folio kind (4K, 64K mTHP, PTE-mapped 2M,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_stats.c - the cost counters issue 15's fit needs beside the
  * per-PTE ones: kernel entries (system calls and traps), pages zeroed,

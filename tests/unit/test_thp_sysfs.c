@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_thp_sysfs.c - the kernel backend's THP settings: what a run
  * writes, that every value comes back on every exit path (restore,

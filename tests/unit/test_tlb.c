@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_tlb.c - the simulated TLBs (mm/tlb.h): permission downgrades,
  * unmaps and COW copies flush every CPU, and a flush that goes missing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_xmltext.c - lib/xmltext.c: any text as text XML 1.0 carries.  The
  * edges of UTF-8 (RFC 3629) and of XML's Char production, byte by byte:

@@ -75,6 +75,7 @@
 #include <unistd.h>
 
 #include "backend/thp_sysfs.h"
+#include "lib/resignal.h"
 
 #define KNOB_PATH_MAX 256
 #define KNOB_VALUE_MAX 64
@@ -892,7 +893,6 @@ void thp_settings_restore(void)
 static void on_fatal_signal(int sig)
 {
 	int saved_errno = errno, i;
-	sigset_t set;
 
 	if (getpid() == owner) {
 		if (!restore_knobs())
@@ -903,16 +903,9 @@ static void on_fatal_signal(int sig)
 	for (i = 0; i < NR_RESTORE_SIGNALS; i++)
 		if (restore_signals[i] == sig)
 			break;
-	if (i < NR_RESTORE_SIGNALS) {
+	if (i < NR_RESTORE_SIGNALS)
 		installed[i] = 0;
-		sigaction(sig, &old_actions[i], NULL);
-	} else {
-		signal(sig, SIG_DFL);
-	}
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
+	resignal(sig, i < NR_RESTORE_SIGNALS ? &old_actions[i] : NULL);
 	errno = saved_errno;
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "lib/outfile.h"
+#include "lib/resignal.h"
 
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -76,21 +77,13 @@ void outfile_remove_temporaries(void)
 static void on_signal(int sig)
 {
 	int saved_errno = errno, i;
-	sigset_t set;
 
 	outfile_remove_temporaries();
 	for (i = 0; i < NR_CLEANUP_SIGNALS && cleanup_signals[i] != sig; i++)
 		;
-	if (i < NR_CLEANUP_SIGNALS) {
+	if (i < NR_CLEANUP_SIGNALS)
 		installed[i] = 0;
-		sigaction(sig, &old_actions[i], NULL);
-	} else {
-		signal(sig, SIG_DFL);
-	}
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
+	resignal(sig, i < NR_CLEANUP_SIGNALS ? &old_actions[i] : NULL);
 	errno = saved_errno;
 }
 

@@ -28,12 +28,6 @@ TOOL=$BUILD/ptebatch
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-diag() { sed 's/^/# /' "$1"; }
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
 cat >"$tmp/cow.scn" <<'EOF'
 mthp 64K always
 P0 mmap A 64K rw

@@ -43,11 +43,6 @@ mkdir "$tmp/keep" "$tmp/cwd"
 TMPDIR=$tmp/keep
 export TMPDIR
 
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
 have() {
 	command -v "$1" >/dev/null 2>&1
 }

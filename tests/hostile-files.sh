@@ -58,11 +58,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
 diag() {
 	sed -n '1,12s/^/# /p' "$1"
 }

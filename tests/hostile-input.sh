@@ -42,11 +42,6 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
 # Half a gigabyte of address space: several times what any of these
 # commands needs, far less than reading /dev/zero without a bound takes.
 MEM_KB=524288

@@ -47,7 +47,6 @@ TOOL=$(pwd)/$BUILD/ptebatch
 # Seconds a ptebatch under a record may take before it counts as hung.
 BOUND=${HOSTILE_STATE_BOUND:-300}
 . tests/tap.sh
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 done_testing() { echo "1..$n"; exit $fail; }
 
 # Every test by name, for skipping them all with one reason.
@@ -97,10 +96,6 @@ THP=/sys/kernel/mm/transparent_hugepage
 thp_lock=/run/lock/ptebatch-thp.lock
 [ -w /run/lock ] || thp_lock=/tmp/ptebatch-thp.lock
 touch "$thp_lock" 2>/dev/null
-
-diag() {
-	sed -n '1,20s/^/# /p' "$1"
-}
 
 # Wait up to $2 tenths of a second for command $1 to succeed.
 wait_for() {

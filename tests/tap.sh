@@ -14,3 +14,14 @@ tap_result() {
 		fail=1
 	fi
 }
+
+# skip NAME REASON: "ok N - NAME # SKIP REASON", never a pass.
+skip() {
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+
+# diag FILE: its first 20 lines as TAP comments.
+diag() {
+	sed -n '1,20s/^/# /p' "$1"
+}

@@ -603,6 +603,7 @@ unsigned long check_visited(void);
 
 /* rmap.c */
 int anon_vma_prepare(struct vm_area_struct *vma);
+struct anon_vma *find_mergeable_anon_vma(struct vm_area_struct *vma);
 struct anon_vma *anon_vma_get(struct anon_vma *av);
 void anon_vma_put(struct anon_vma *av);
 struct anon_vma *anon_vma_fork(struct vm_area_struct *vma);

@@ -36,7 +36,8 @@ void anon_vma_put(struct anon_vma *av)
 }
 
 /*
- * The first fault of a VMA gives it an anon_vma.  The model's anon_vma
+ * The first fault of a VMA gives it an anon_vma, a neighbour's when the
+ * two could merge later (find_mergeable_anon_vma()).  The model's anon_vma
  * only decides VMA merging and is what folio->mapping points at; the
  * reverse-map walk itself is not modelled.
  */
@@ -48,11 +49,14 @@ int anon_vma_prepare(struct vm_area_struct *vma)
 	/* Acquire: pairs with the release below, the anon_vma is ready. */
 	if (likely(atomic_load_explicit(&vma->anon_vma, memory_order_acquire)))
 		return 0;
-	av = kzalloc(sizeof(*av));
-	if (!av)
-		return -ENOMEM;
-	av->root = av;
-	atomic_init(&av->refcount, 1);
+	av = anon_vma_get(find_mergeable_anon_vma(vma));
+	if (!av) {
+		av = kzalloc(sizeof(*av));
+		if (!av)
+			return -ENOMEM;
+		av->root = av;
+		atomic_init(&av->refcount, 1);
+	}
 	/*
 	 * __anon_vma_prepare(): faults on the same VMA run side by side under
 	 * mmap_lock for read; page_table_lock decides which one's anon_vma
@@ -64,7 +68,7 @@ int anon_vma_prepare(struct vm_area_struct *vma)
 		av = NULL;
 	}
 	spin_unlock(&mm->page_table_lock);
-	kfree(av);
+	anon_vma_put(av);
 	return 0;
 }
 

@@ -201,6 +201,64 @@ static bool is_mergeable_anon_vma(const struct vm_area_struct *a,
 	return !vma_had_uncowed_parents(a->anon_vma ? a : b);
 }
 
+/*
+ * anon_vma_compatible(): could @a and @b (in address order) ever merge,
+ * once mprotect() has made their protections equal?  Adjacent, the same
+ * flags but for the access bits and the sticky soft-dirty bit, and
+ * contiguous offsets.  The model maps anonymous memory only, with the
+ * default policy, so vm_file and the mempolicy always agree.
+ */
+static bool anon_vma_compatible(const struct vm_area_struct *a,
+				const struct vm_area_struct *b)
+{
+	const unsigned long ignored = VM_READ | VM_WRITE | VM_EXEC |
+				      VM_SOFTDIRTY;
+
+	return a->vm_end == b->vm_start &&
+	       !((a->vm_flags ^ b->vm_flags) & ~ignored) &&
+	       b->vm_pgoff == a->vm_pgoff + ((a->vm_end - a->vm_start) >> PAGE_SHIFT);
+}
+
+/*
+ * reusable_anon_vma(): @old's anon_vma, if @a and @b are compatible and
+ * @old's anon_vma chain holds only its own (it was not forked: a forked
+ * VMA's chain links its parents', which must not spread).  The neighbour
+ * may be taking its anon_vma in a fault beside ours (mmap_lock is held
+ * for read): a NULL read just means no reuse.
+ */
+static struct anon_vma *reusable_anon_vma(const struct vm_area_struct *old,
+					  const struct vm_area_struct *a,
+					  const struct vm_area_struct *b)
+{
+	struct anon_vma *av;
+
+	if (!anon_vma_compatible(a, b))
+		return NULL;
+	/* Acquire: pairs with anon_vma_prepare()'s release. */
+	av = atomic_load_explicit(&old->anon_vma, memory_order_acquire);
+	return av && av->root == av ? av : NULL;
+}
+
+/*
+ * find_mergeable_anon_vma(): a first fault in @vma takes a neighbour's
+ * anon_vma when it can (the next VMA first, then the previous), so that
+ * a later mprotect() making the two alike can merge them again.
+ */
+struct anon_vma *find_mergeable_anon_vma(struct vm_area_struct *vma)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	int i = vma_index(mm, vma);
+	struct anon_vma *av = NULL;
+
+	if (i < 0)
+		return NULL;
+	if (i + 1 < mm->nr_vmas)
+		av = reusable_anon_vma(mm->vmas[i + 1], vma, mm->vmas[i + 1]);
+	if (!av && i > 0)
+		av = reusable_anon_vma(mm->vmas[i - 1], mm->vmas[i - 1], vma);
+	return av;
+}
+
 static bool vmas_can_merge(const struct vm_area_struct *a,
 			   const struct vm_area_struct *b)
 {

@@ -92,6 +92,7 @@ CALIB_SRCS    := $(sort $(wildcard calibrate/*.c))
 BENCH_SRCS    := $(sort $(wildcard bench/*.c))
 CLI_SRCS      := $(sort $(wildcard cli/*.c))
 LIBDIR_SRCS   := $(sort $(wildcard lib/*.c))
+VM_SRCS       := $(sort $(wildcard vm/*.c))
 TEST_SRCS     := $(sort $(wildcard tests/unit/*.c))
 HOOK_TEST_SRCS := $(sort $(wildcard tests/hooks/*.c))
 
@@ -141,7 +142,7 @@ $(LIB): $(call obj,$(MM_SRCS))
 
 # The shared file helpers (lib/), the scenario layer, the backends, the benchmarks, the recorder and the
 # calibration, shared by the tool and the tests.
-$(APP_LIB): $(call obj,$(LIBDIR_SRCS) $(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS) \
+$(APP_LIB): $(call obj,$(LIBDIR_SRCS) $(VM_SRCS) $(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS) \
 	$(RECORD_SRCS) $(CALIB_SRCS))
 	@rm -f $@
 	ar rcs $@ $^

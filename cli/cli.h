@@ -35,7 +35,7 @@ struct cli_command {
 
 extern const struct cli_command run_command, diff_command, bench_command,
 	record_command, calibrate_command, predict_command,
-	explore_command, plot_command;
+	explore_command, plot_command, vm_command;
 
 /* The command whose arguments are being read, for messages; NULL before. */
 extern const char *command;

@@ -39,6 +39,7 @@
 #include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "vm/vm.h"
 
 const char *const diff_words[] = {
 	[DIFF_MATCH] = "MATCH",
@@ -63,6 +64,7 @@ struct diff_options {
 	struct diff_random_options rnd;
 	struct diff_file *files;
 	int nr_files;
+	const char *vm_spec;		/* --backend vm[:NAME], NULL: kernel */
 };
 
 void text_free(struct text *t)
@@ -347,11 +349,12 @@ static void kernel_failure(char *why, size_t whylen, const char *path,
  * The kernel's record of @f, from `SELF run --backend kernel --name FILE
  * /dev/stdin` with the text on stdin.
  */
-static enum diff_verdict diff_kernel_run(const char *self,
+static enum diff_verdict diff_kernel_run(const struct diff_config *c,
 					 const struct diff_file *f,
 					 bool kstats, struct text *out,
 					 char *why, size_t whylen)
 {
+	const char *self = c->self;
 	static const char skip_mark[] = ": skipped on backend kernel: ";
 	char *argv[] = { (char *)self, "run", "--backend", "kernel",
 			 "--no-check", "--name", (char *)f->path, "--",
@@ -366,7 +369,26 @@ static enum diff_verdict diff_kernel_run(const char *self,
 		memmove(&argv[8], &argv[7], 3 * sizeof(argv[0]));
 		argv[7] = "--kstats";
 	}
-	status = in < 0 ? -1 : run_captured(argv, in, out, &err);
+	if (c->vm) {
+		char cwd[PATH_MAX];
+		struct vm_result r;
+
+		if (in >= 0)
+			close(in);
+		in = -1;
+		if (!getcwd(cwd, sizeof(cwd)))
+			strcpy(cwd, "/");
+		if (vm_exec(c->vm, argv, cwd, f->text, f->len, f->path, &r, why,
+			    whylen))
+			return DIFF_ERROR;
+		status = r.status;
+		out->buf = r.out;
+		out->len = r.out_len;
+		err.buf = r.err;
+		err.len = r.err_len;
+	} else {
+		status = in < 0 ? -1 : run_captured(argv, in, out, &err);
+	}
 
 	if (in >= 0)
 		close(in);
@@ -484,7 +506,7 @@ static void pause_before_run(int nr)
  * is taken: compare_kstats()).  Each difference is a line of @detail,
  * "MISMATCH FILE: statement N (TEXT): COUNTER model M kernel K".
  */
-static enum diff_verdict diff_counters(const char *self,
+static enum diff_verdict diff_counters(const struct diff_config *c,
 				       const struct diff_file *f,
 				       const struct text *model,
 				       const struct text *kernel,
@@ -510,7 +532,7 @@ static enum diff_verdict diff_counters(const char *self,
 		enum diff_verdict rv;
 
 		pause_before_run(nr);
-		rv = diff_kernel_run(self, f, true, &again, why, whylen);
+		rv = diff_kernel_run(c, f, true, &again, why, whylen);
 		if (rv == DIFF_MATCH)
 			k[nr] = diff_parse("kernel", &again, why, whylen);
 		text_free(&again);
@@ -620,7 +642,7 @@ static enum diff_verdict diff_vary(const struct diff_config *c,
 		enum diff_verdict rv;
 
 		pause_before_run(nr);
-		rv = diff_kernel_run(c->self, f, false, &more, again,
+		rv = diff_kernel_run(c, f, false, &more, again,
 				     sizeof(again));
 		if (rv == DIFF_MATCH)
 			k[nr] = diff_parse("kernel", &more, again,
@@ -690,14 +712,14 @@ enum diff_verdict diff_one(const struct diff_config *c,
 	v = diff_model_run(s, c, &model, why, whylen);
 	scenario_free(s);
 	if (v == DIFF_MATCH)
-		v = diff_kernel_run(c->self, f, c->counters, &kernel, why,
+		v = diff_kernel_run(c, f, c->counters, &kernel, why,
 				    whylen);
 	if (v == DIFF_MATCH)
 		v = diff_records(&model, &kernel, why, whylen);
 	if (v == DIFF_MISMATCH && c->vary_runs > 1)
 		v = diff_vary(c, f, &model, &kernel, why, whylen);
 	if (v == DIFF_MATCH && c->counters)
-		v = diff_counters(c->self, f, &model, &kernel, detail, why,
+		v = diff_counters(c, f, &model, &kernel, detail, why,
 				  whylen);
 	if (keep_model)
 		*keep_model = model;
@@ -710,6 +732,30 @@ enum diff_verdict diff_one(const struct diff_config *c,
 	return v;
 }
 
+/* The guest's facts, from `ptebatch vm facts` run in it. */
+static void diff_guest_setup(struct diff_config *c)
+{
+	char *argv[] = { (char *)c->self, "vm", "facts", NULL };
+	char why[1024], *line;
+	struct vm_result r;
+
+	if (vm_exec(c->vm, argv, "/", NULL, 0, "vm facts", &r, why,
+		    sizeof(why))) {
+		printf("# this kernel (vm:%s): cannot tell (%s)\n",
+		       vm_guest_kernel(c->vm)->name, why);
+		return;
+	}
+	c->read_faults_allocate = r.out && !strncmp(r.out, "zero_page 0\n", 12);
+	line = r.out ? strstr(r.out, "\nline ") : NULL;
+	if (line) {
+		line += 6;
+		line[strcspn(line, "\n")] = '\0';
+		printf("# vm:%s: %s\n", vm_guest_kernel(c->vm)->name, line);
+	}
+	fflush(stdout);
+	vm_result_free(&r);
+}
+
 void diff_host_setup(struct diff_config *c)
 {
 	struct host_facts h;
@@ -717,6 +763,10 @@ void diff_host_setup(struct diff_config *c)
 	const char *stand_in = getenv("PTEBATCH_DIFF_KERNEL");
 
 	c->read_faults_allocate = false;
+	if (c->vm) {
+		diff_guest_setup(c);
+		return;
+	}
 	if (stand_in && *stand_in)
 		return;	/* not this machine's kernel: the model as mainline */
 	host_probe(&h);
@@ -730,7 +780,8 @@ static void diff_usage(FILE *f)
 {
 	fputs("usage: ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
 	      " [--arch ARCH]\n"
-	      "                     [--counters] FILE.scn...\n"
+	      "                     [--backend kernel|vm[:NAME]] [--counters]"
+	      " FILE.scn...\n"
 	      "       ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
 	      " --random N [--seed S]\n"
 	      "                     [--length K] [--index I] [--out OUT]"
@@ -751,7 +802,14 @@ static void diff_usage(FILE *f)
 	      " (repeatable)\n"
 	      "  --arch ARCH       the model built for another architecture"
 	      " (see 'run'); the\n"
-	      "                    records are compared all the same\n"	      "  --counters        also the kernel's own accounting, statement"
+	      "                    records are compared all the same\n"
+	      "  --backend vm[:NAME]  the kernel side in a guest of a kernel"
+	      " of our own\n"
+	      "                    (ptebatch vm list; the newest x86_64 one"
+	      " by default),\n"
+	      "                    booted once for the whole run; exit 4 if"
+	      " none is built\n"
+	      "  --counters        also the kernel's own accounting, statement"
 	      " by statement\n"
 	      "                    (run --kstats): pins, THP faults and"
 	      " splits per size;\n"
@@ -794,6 +852,22 @@ static int add_set(void *o, const char *value)
 {
 	return variant_flags_add_set(&((struct diff_options *)o)->variant,
 				     value);
+}
+
+static int set_backend(void *o, const char *value)
+{
+	struct diff_options *opts = o;
+
+	if (!strcmp(value, "kernel")) {
+		opts->vm_spec = NULL;
+		return 0;
+	}
+	if (!strcmp(value, "vm") || !strncmp(value, "vm:", 3)) {
+		opts->vm_spec = value[2] ? value + 3 : "";
+		return 0;
+	}
+	return usage_error("--backend: '%s' is not kernel, vm or vm:NAME "
+			   "(the model is always the other side)", value);
 }
 
 static int set_counters(void *o, const char *value)
@@ -918,6 +992,7 @@ static int set_no_shrink(void *o, const char *value)
 static const struct cli_option diff_options[] = {
 	{ "--variant", true, set_variant },
 	{ "--set", true, add_set },
+	{ "--backend", true, set_backend },
 	{ "--counters", false, set_counters },
 	{ "--random", true, set_random },
 	{ "--seed", true, set_seed },
@@ -974,6 +1049,36 @@ int diff_kernel_side(char *self, size_t size)
 	return 0;
 }
 
+/*
+ * Boot the kernel --backend vm:NAME names: one guest for the whole run.
+ * 0, SCN_RUN_SKIPPED when no such kernel is built (said), or 1.
+ */
+static int diff_vm_boot(const char *spec, struct vm_guest **g)
+{
+	struct vm_boot_options bo = { 0 };
+	struct timespec t0, t1;
+	struct vm_kernel k;
+	char why[2048];
+
+	if (vm_kernel_find(spec, &k, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: diff: --backend vm%s%s: skipped: "
+			"%s\n", *spec ? ":" : "", spec, why);
+		return SCN_RUN_SKIPPED;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*g = vm_boot(&k, &bo, why, sizeof(why));
+	if (!*g) {
+		fprintf(stderr, "ptebatch: diff: %s\n", why);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("# vm:%s booted in %.1f s (QEMU TCG, 1 CPU)\n", k.name,
+	       (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	fflush(stdout);
+	return 0;
+}
+
 static int diff_main(int argc, char **argv)
 {
 	struct diff_options opts = { 0 };
@@ -1005,12 +1110,15 @@ static int diff_main(int argc, char **argv)
 		ret = usage_error("no scenario file given");
 	if (!ret)
 		ret = variant_flags_build(&opts.variant, &variant, &variant_name);
+	if (!ret && !opts.random)
+		ret = diff_read_files(&opts);
+	if (!ret && opts.vm_spec)
+		ret = diff_vm_boot(opts.vm_spec, &c.vm);
 	if (!ret && opts.random) {
+		opts.rnd.vm = c.vm;
 		ret = diff_random(&opts.rnd, &variant, variant_name);
 		goto out;
 	}
-	if (!ret)
-		ret = diff_read_files(&opts);
 	if (!ret)
 		ret = diff_kernel_side(self, sizeof(self));
 	if (ret)
@@ -1063,6 +1171,7 @@ static int diff_main(int argc, char **argv)
 	if (thp_disable_saved >= 0)
 		prctl(PR_SET_THP_DISABLE, thp_disable_saved, 0, 0, 0);
 out:
+	vm_shutdown(c.vm, false);
 	free(variant_name);
 	variant_flags_free(&opts.variant);
 	for (i = 0; opts.files && i < opts.nr_files; i++)

@@ -47,9 +47,13 @@ struct text {
 
 void text_free(struct text *t);
 
+struct vm_guest;
+
 /* How diff_one() runs and compares a scenario. */
 struct diff_config {
 	const char *self;		/* the kernel side's program */
+	/* Not NULL: the kernel side runs in this guest (vm/vm.h). */
+	struct vm_guest *vm;
 	const struct pb_variant *variant;
 	const char *variant_name;
 	bool counters;			/* --counters */
@@ -94,6 +98,7 @@ struct diff_random_options {
 	const char *out_dir;	/* --out */
 	const char *dump_dir;	/* --dump: write the scenarios, run nothing */
 	bool no_shrink;
+	struct vm_guest *vm;	/* --backend vm: the guest, booted */
 };
 
 int diff_random(const struct diff_random_options *o,

@@ -514,6 +514,7 @@ int diff_random(const struct diff_random_options *o,
 	rd.once.variant = variant;
 	rd.once.variant_name = variant_name;
 	rd.once.vary_runs = 1;
+	rd.once.vm = o->vm;
 	diff_host_setup(&rd.once);
 	rd.vary = rd.once;
 	rd.vary.vary_runs = DIFF_VARY_RUNS;

@@ -13,6 +13,7 @@
 static const struct cli_command *const commands[] = {
 	&run_command, &diff_command, &bench_command, &explore_command,
 	&record_command, &calibrate_command, &predict_command, &plot_command,
+	&vm_command,
 	NULL,
 };
 

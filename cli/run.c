@@ -4,8 +4,11 @@
  * machine's kernel, print its record.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -16,6 +19,7 @@
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 #include "scenario/svg.h"
+#include "vm/vm.h"
 
 /* The smallest machine worth simulating: a few THPs and their tables. */
 #define MIN_MEMORY (4 * pb_pmd_size() > (16UL << 20) ? 4 * pb_pmd_size() \
@@ -38,6 +42,8 @@ struct run_options {
 	const char *name;	/* in messages; the file's by default */
 	const char *fuzz;	/* --fuzz NAME: FILE is that harness's input */
 	const char *svg;	/* --svg FILE.svg: draw the observes there */
+	const char *vm_spec;	/* --backend vm[:NAME]: the NAME, or "" */
+	bool time_insns;	/* --time-insns: the clock counts instructions */
 };
 
 static const char *const backends[] = { "model", "kernel", NULL };
@@ -52,7 +58,8 @@ static void run_usage(FILE *f)
 {
 	const char *const *sw;
 
-	fputs("usage: ptebatch run [--backend model|kernel] [--variant NAME]"
+	fputs("usage: ptebatch run [--backend model|kernel|vm[:NAME]]"
+	      " [--variant NAME]"
 	      " [--set KEY=VALUE]...\n"
 	      "                    [--stats] [--kstats] [--memory SIZE]"
 	      " [--no-check]"
@@ -69,7 +76,12 @@ static void run_usage(FILE *f)
 	      "  --backend NAME    what runs it: model (the default) or"
 	      " kernel (this\n"
 	      "                    machine's Linux, as root; no variant,"
-	      " stats or check)\n"
+	      " stats or check),\n"
+	      "                    or vm[:NAME]: the kernel backend in a"
+	      " QEMU guest of a\n"
+	      "                    kernel of our own (ptebatch vm list;"
+	      " --time then counts\n"
+	      "                    guest instructions: \"insns N\")\n"
 	      "  --variant NAME    which batching is on: a preset ("
 	      PB_DEFAULT_VARIANT " by default)\n"
 	      "  --set KEY=VALUE   change one switch of the preset"
@@ -158,6 +170,11 @@ static int set_backend(void *o, const char *value)
 {
 	struct run_options *opts = o;
 
+	if (!strcmp(value, "vm") || !strncmp(value, "vm:", 3)) {
+		opts->backend = "vm";
+		opts->vm_spec = value[2] ? value + 3 : "";
+		return 0;
+	}
 	if (!in_list(backends, value))
 		return unknown_in_list("--backend", "backend", value, backends);
 	opts->backend = value;
@@ -209,6 +226,13 @@ static int set_no_zero_page(void *o, const char *value)
 static int set_time(void *o, const char *value)
 {
 	((struct run_options *)o)->time = true;
+	return 0;
+}
+
+static int set_time_insns(void *o, const char *value)
+{
+	(void)value;
+	((struct run_options *)o)->time_insns = true;
 	return 0;
 }
 
@@ -271,6 +295,7 @@ static const struct cli_option run_options[] = {
 	{ "--no-zero-page", false, set_no_zero_page },
 	{ "--time", false, set_time },
 	{ "--reps", true, set_reps },
+	{ "--time-insns", false, set_time_insns },
 	{ "--name", true, set_name },
 	{ "--fuzz", true, set_fuzz },
 	{ "--svg", true, set_svg },
@@ -286,10 +311,10 @@ static int check_kernel_options(const struct run_options *opts)
 			   opts->no_zero_page ? "--no-zero-page" :
 			   opts->memory ? "--memory" : NULL;
 
-	if (strcmp(opts->backend, "kernel") || !flag)
+	if (!strcmp(opts->backend, "model") || !flag)
 		return 0;
 	return usage_error("%s applies to the model only, not to --backend"
-			   " kernel", flag);
+			   " %s", flag, opts->backend);
 }
 
 /*
@@ -301,9 +326,19 @@ static int check_time_options(const struct run_options *opts)
 	if (opts->reps && !opts->time)
 		return usage_error("--reps needs --time (it counts the timed"
 				   " runs)");
-	if (opts->time && strcmp(opts->backend, "kernel"))
-		return usage_error("--time applies to --backend kernel only:"
-				   " the model's times are not kernel times");
+	if (opts->time && !strcmp(opts->backend, "model"))
+		return usage_error("--time applies to --backend kernel or vm"
+				   " only: the model's times are not kernel"
+				   " times");
+	if (opts->time_insns && (!opts->time ||
+				 strcmp(opts->backend, "kernel")))
+		return usage_error("--time-insns needs --time and --backend"
+				   " kernel (a guest's clock under QEMU's"
+				   " icount: --backend vm sets it)");
+	if (opts->svg && !strcmp(opts->backend, "vm"))
+		return usage_error("--svg draws in this process: not with"
+				   " --backend vm (draw the model's run, or"
+				   " run the kernel backend in the guest)");
 	/* Its snapshots between statements would be in the timed runs. */
 	if (opts->time && opts->svg)
 		return usage_error("--svg draws one untimed run: not with"
@@ -345,6 +380,75 @@ static int svg_close(struct svg_drawing *d, int status, struct outfile *of,
 		return SCN_RUN_FAILED;
 	}
 	return status;
+}
+
+/*
+ * --backend vm[:NAME]: the same run on the kernel backend in a guest of
+ * a kernel of our own, the scenario's text on its stdin; its record,
+ * messages and exit status are this run's.  --time boots the guest with
+ * QEMU's icount (one instruction a nanosecond), so its times are
+ * instructions, and say so.
+ */
+static int run_in_vm(const struct run_options *o, const char *text,
+		     size_t len)
+{
+	struct vm_boot_options bo = { .icount = o->time };
+	char *argv[20], reps[16], why[2048], cwd[PATH_MAX];
+	struct vm_guest *g;
+	struct vm_result r;
+	struct vm_kernel k;
+	int n = 0, ret;
+
+	argv[n++] = "ptebatch";
+	argv[n++] = "run";
+	argv[n++] = "--backend";
+	argv[n++] = "kernel";
+	if (o->kstats)
+		argv[n++] = "--kstats";
+	if (!o->check)
+		argv[n++] = "--no-check";
+	if (o->time) {
+		argv[n++] = "--time";
+		argv[n++] = "--time-insns";
+	}
+	if (o->reps) {
+		snprintf(reps, sizeof(reps), "%d", o->reps);
+		argv[n++] = "--reps";
+		argv[n++] = reps;
+	}
+	argv[n++] = "--name";
+	argv[n++] = (char *)(o->name ? o->name : o->file);
+	argv[n++] = "--";
+	argv[n++] = "/dev/stdin";
+	argv[n] = NULL;
+	if (vm_kernel_find(o->vm_spec, &k, why, sizeof(why))) {
+		fprintf(stderr, "%s: skipped on backend vm: %s\n",
+			o->name ? o->name : o->file, why);
+		return SCN_RUN_SKIPPED;
+	}
+	g = vm_boot(&k, &bo, why, sizeof(why));
+	if (!g) {
+		fprintf(stderr, "ptebatch: run: %s\n", why);
+		return SCN_RUN_FAILED;
+	}
+	if (!getcwd(cwd, sizeof(cwd)))
+		strcpy(cwd, "/");
+	if (vm_exec(g, argv, cwd, text, len, o->name ? o->name : o->file, &r,
+		    why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: run: %s\n", why);
+		vm_shutdown(g, true);
+		return SCN_RUN_FAILED;
+	}
+	vm_shutdown(g, false);
+	fwrite(r.out, 1, r.out_len, stdout);
+	fwrite(r.err, 1, r.err_len, stderr);
+	ret = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : SCN_RUN_FAILED;
+	if (WIFSIGNALED(r.status))
+		fprintf(stderr, "ptebatch: run: the kernel backend in vm:%s "
+			"was killed by signal %d\n", k.name,
+			WTERMSIG(r.status));
+	vm_result_free(&r);
+	return ret;
 }
 
 static int run_main(int argc, char **argv)
@@ -403,7 +507,11 @@ static int run_main(int argc, char **argv)
 	if (text)
 		s = scenario_parse_text(opts.name ? opts.name : opts.file, text,
 					len, SCN_DEFAULT_PAGE_SIZE, stderr);
+	if (s && !strcmp(opts.backend, "vm"))
+		ret = run_in_vm(&opts, text, len);
 	free(text);
+	if (s && !strcmp(opts.backend, "vm"))
+		goto out;
 	ret = EXIT_USAGE;
 	if (!s)
 		goto out;
@@ -420,6 +528,8 @@ static int run_main(int argc, char **argv)
 		struct kernel_options kopt = { 0 };
 
 		b = kernel_backend_create(&kopt);
+		if (b)
+			b->time_insns = opts.time_insns;
 	} else {
 		b = model_backend_create(&mopt);
 	}

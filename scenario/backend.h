@@ -173,6 +173,12 @@ struct backend {
 	bool no_zero_page;
 	int want_stats;
 	int want_kstats;	/* fill stmt_result.kstats, print kstat lines */
+	/*
+	 * The clock time_ns is read from counts guest instructions (a QEMU
+	 * guest with -icount shift=0: one a nanosecond): timed records say
+	 * "insns N" instead of "time US".
+	 */
+	bool time_insns;
 };
 
 #endif /* SCENARIO_BACKEND_H */

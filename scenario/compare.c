@@ -370,7 +370,8 @@ static int read_result(struct reader *rd, struct rec_stmt *st, int i)
 			return -1;
 		i += 2;
 	}
-	if (i < rd->nr_tok && !strcmp(rd->tok[i], "time")) {
+	if (i < rd->nr_tok && (!strcmp(rd->tok[i], "time") ||
+			       !strcmp(rd->tok[i], "insns"))) {
 		if (take_time(rd, i + 1))
 			return -1;
 		i += 2;

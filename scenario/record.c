@@ -148,7 +148,10 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		if (st->kind == ST_FORK || st->kind == ST_SPAWN)
 			fprintf(out, " (%s %lu%s)", s->proc_names[st->child],
 				res->child_faults, vary);
-		if (time)
+		/* Instructions are whole: us * 1000 of the clock's ns. */
+		if (time && time->label && !strcmp(time->label, "insns"))
+			fprintf(out, " insns %.0f", time->us * 1000);
+		else if (time)
 			fprintf(out, " %s %.2f",
 				time->label ? time->label : "time", time->us);
 		if (st->kind == ST_DRAIN) {

@@ -99,6 +99,7 @@ struct run_times {
 		bool vary;
 	} *first;			/* [statement index] */
 	struct stmt_sample *samples;	/* [statement index], or NULL */
+	bool insns;			/* the backend's time_insns */
 	scn_annotate_fn annotate;	/* or NULL */
 	void *annotate_arg;
 	bool hide_stats;		/* counted for annotate, not printed */
@@ -146,7 +147,7 @@ static const struct record_time *note_time(struct run_times *t, int i,
 		return NULL;
 	time->us = median_ns(ns, t->reps) / 1000;
 	time->faults_vary = f->vary;
-	time->label = NULL;
+	time->label = t->insns ? "insns" : NULL;
 	return time;
 }
 
@@ -380,7 +381,8 @@ int scenario_run_sampled(const struct scenario *s, struct backend *b,
 			 int reps, FILE *out, FILE *err, int check_from,
 			 struct stmt_sample *samples)
 {
-	struct run_times t = { .reps = reps, .samples = samples };
+	struct run_times t = { .reps = reps, .samples = samples,
+			       .insns = b->time_insns };
 	FILE *devnull = NULL;
 	int ret = SCN_RUN_OK;
 

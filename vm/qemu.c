@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qemu.c - the host's side of a guest: boot a built kernel under QEMU,
+ * hand its agent one command at a time over the virtio-serial port, and
+ * take it down.
+ *
+ * x86_64 guests boot with this machine's root file system read-only over
+ * virtio-9p (so the guest runs the very ptebatch binary that booted it,
+ * as its PID 1: `ptebatch vm init`), an ext4 scratch disk on virtio-blk
+ * for O_DIRECT files, and the port.  TCG, because KVM does not run a
+ * guest here (this machine is itself a nested guest; a probe decides).
+ * The kernel's console goes to a log file under the cache: kept and named
+ * when the guest panics, hangs or dies, removed when it powers off as
+ * asked.  Every file a boot makes is in one run directory, removed at
+ * the end, on error and on SIGINT/SIGTERM/SIGHUP (which also stop QEMU).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/resignal.h"
+#include "vm/proto.h"
+#include "vm/vm.h"
+
+extern char **environ;
+
+/* Seconds a boot may take to reach the agent (TCG: a few seconds). */
+#define VM_BOOT_TIMEOUT		300
+#define VM_REQUEST_TIMEOUT	1800
+#define SCRATCH_BYTES		(4ULL << 30)
+
+struct vm_guest {
+	struct vm_kernel kernel;
+	pid_t qemu;
+	int fd;			/* the port, connected */
+	bool dead;
+	char rundir[PATH_MAX];
+	char sock[PATH_MAX + 32];
+	char scratch[PATH_MAX + 32];
+	char qemu_err[PATH_MAX + 32];
+	char log[PATH_MAX + 64];
+	unsigned int timeout;
+};
+
+/* The guest a signal must take down (one per process). */
+static struct vm_guest *volatile signal_guest;
+static struct sigaction old_actions[3];
+static const int cleanup_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+
+/* Async-signal-safe: kill QEMU, remove the run directory's files. */
+static void guest_remove_files(struct vm_guest *g)
+{
+	if (g->sock[0])
+		unlink(g->sock);
+	if (g->scratch[0])
+		unlink(g->scratch);
+	if (g->qemu_err[0])
+		unlink(g->qemu_err);
+	if (g->rundir[0])
+		rmdir(g->rundir);
+}
+
+static void on_signal(int sig)
+{
+	struct vm_guest *g = signal_guest;
+	int i;
+
+	if (g) {
+		if (g->qemu > 0)
+			kill(g->qemu, SIGKILL);
+		guest_remove_files(g);
+		if (g->log[0])
+			unlink(g->log);
+	}
+	for (i = 0; i < 3; i++)
+		if (cleanup_signals[i] == sig)
+			resignal(sig, &old_actions[i]);
+}
+
+static void watch_signals(struct vm_guest *g)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int i;
+
+	signal_guest = g;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(cleanup_signals[i], &sa, &old_actions[i]);
+}
+
+static void unwatch_signals(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		sigaction(cleanup_signals[i], &old_actions[i], NULL);
+	signal_guest = NULL;
+}
+
+/* The last line of the console that says why a kernel stopped, if any. */
+static void console_last_words(const char *log, char *buf, size_t size)
+{
+	static const char *const marks[] = {
+		"Kernel panic", "BUG:", "Oops", "WARNING:", "emulation failure",
+		NULL
+	};
+	char line[512];
+	FILE *f = fopen(log, "re");
+	long off;
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	/* The last 64K are enough: a panic is at the end. */
+	if (fseek(f, 0, SEEK_END) == 0 && (off = ftell(f)) > 65536)
+		fseek(f, off - 65536, SEEK_SET);
+	else
+		rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		int i;
+
+		for (i = 0; marks[i]; i++) {
+			if (strstr(line, marks[i])) {
+				line[strcspn(line, "\r\n")] = '\0';
+				snprintf(buf, size, "%.300s", line);
+				break;
+			}
+		}
+	}
+	fclose(f);
+}
+
+static bool qemu_alive(void *arg)
+{
+	struct vm_guest *g = arg;
+	int status;
+
+	if (g->qemu <= 0)
+		return false;
+	if (waitpid(g->qemu, &status, WNOHANG) == g->qemu) {
+		g->qemu = -1;
+		return false;
+	}
+	return true;
+}
+
+/* Say why the guest is gone, kill it, keep the log. */
+static void guest_failed(struct vm_guest *g, int err, const char *what,
+			 char *why, size_t whylen)
+{
+	char words[400], qerr[400] = "";
+	FILE *f;
+
+	if (g->qemu > 0) {
+		kill(g->qemu, SIGKILL);
+		waitpid(g->qemu, NULL, 0);
+		g->qemu = -1;
+	}
+	g->dead = true;
+	console_last_words(g->log, words, sizeof(words));
+	f = fopen(g->qemu_err, "re");
+	if (f) {
+		if (fgets(qerr, sizeof(qerr), f))
+			qerr[strcspn(qerr, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(why, whylen, "the guest (kernel %s) %s %s%s%s%s%s: its "
+		 "console log is kept in %s", g->kernel.name,
+		 err == -ETIMEDOUT ? "hung (no answer in time) running" :
+		 err == -EPIPE ? "stopped while running" :
+				 "broke the protocol while running",
+		 what, words[0] ? " (console: " : "", words,
+		 words[0] ? ")" : "", qerr[0] ? qerr : "", g->log);
+}
+
+static int spawn(char *const argv[], const char *out_path, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	int err;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, out_path,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	err = posix_spawnp(pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return err;
+}
+
+/* A sparse file made ext4, for the guest's O_DIRECT files and swap. */
+static int make_scratch(struct vm_guest *g, char *why, size_t whylen)
+{
+	char *argv[] = { "mkfs.ext4", "-q", "-F", "-m", "0", g->scratch,
+			 NULL };
+	int fd = open(g->scratch, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		      0600), status;
+	pid_t pid;
+
+	if (fd < 0 || ftruncate(fd, (off_t)SCRATCH_BYTES)) {
+		snprintf(why, whylen, "cannot make the scratch disk %s: %s",
+			 g->scratch, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (spawn(argv, g->qemu_err, &pid) ||
+	    waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		snprintf(why, whylen, "mkfs.ext4 %s failed (Debian: apt-get "
+			 "install e2fsprogs)", g->scratch);
+		return -1;
+	}
+	return 0;
+}
+
+static int listen_agent(struct vm_guest *g, char *why, size_t whylen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(g->sock) >= sizeof(a.sun_path)) {
+		snprintf(why, whylen, "the cache's path is too long for a "
+			 "socket: %s", g->sock);
+		return -1;
+	}
+	strcpy(a.sun_path, g->sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fd, 1)) {
+		snprintf(why, whylen, "cannot listen on %s: %s", g->sock,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* QEMU's command line for @g's kernel, into @argv (strings in @buf). */
+static void qemu_command(const struct vm_guest *g,
+			 const struct vm_boot_options *o, const char *init,
+			 bool shell, char *argv[], int max, char bufs[][PATH_MAX + 512])
+{
+	int n = 0, b = 0;
+	bool arm = !strcmp(g->kernel.arch, "arm64");
+
+#define ARG(s) do { if (n < max - 1) argv[n++] = (char *)(s); } while (0)
+#define FMT(...) do { snprintf(bufs[b], sizeof(bufs[b]), __VA_ARGS__); \
+		      ARG(bufs[b]); b++; } while (0)
+	ARG(arm ? "qemu-system-aarch64" : "qemu-system-x86_64");
+	if (arm) {
+		ARG("-M");
+		ARG("virt");
+		ARG("-cpu");
+		ARG("max,pauth-impdef=on");
+	} else {
+		ARG("-cpu");
+		ARG("max");
+	}
+	ARG("-accel");
+	ARG("tcg");
+	ARG("-smp");
+	FMT("%d", o->cpus > 0 ? o->cpus : 1);
+	ARG("-m");
+	FMT("%lu", o->mem_mb ? o->mem_mb : 4096);
+	if (o->icount) {
+		ARG("-icount");
+		ARG("shift=0,sleep=off");
+	}
+	ARG("-nodefaults");
+	ARG("-no-user-config");
+	ARG("-display");
+	ARG("none");
+	ARG("-no-reboot");
+	ARG("-kernel");
+	ARG(g->kernel.image);
+	ARG("-append");
+	FMT("console=%s root=/dev/root rootfstype=9p "
+	    "rootflags=trans=virtio,version=9p2000.L,msize=512000 ro "
+	    "init=%s panic=-1 %snokaslr loglevel=4 -- vm init%s",
+	    arm ? "ttyAMA0" : "ttyS0", init, arm ? "" : "no5lvl ",
+	    shell ? " --shell" : "");
+	if (shell) {
+		ARG("-serial");
+		ARG("mon:stdio");
+	} else {
+		ARG("-chardev");
+		FMT("file,id=con,path=%s", g->log);
+		ARG("-serial");
+		ARG("chardev:con");
+	}
+	ARG("-fsdev");
+	ARG("local,id=root,path=/,security_model=none,readonly=on,"
+	    "multidevs=remap");
+	ARG("-device");
+	ARG("virtio-9p-pci,fsdev=root,mount_tag=/dev/root");
+	ARG("-drive");
+	FMT("file=%s,if=none,id=scratch,format=raw,cache=unsafe", g->scratch);
+	ARG("-device");
+	ARG("virtio-blk-pci,drive=scratch");
+	if (!shell) {
+		ARG("-device");
+		ARG("virtio-serial-pci");
+		ARG("-chardev");
+		FMT("socket,id=agent,path=%s", g->sock);
+		ARG("-device");
+		ARG("virtserialport,chardev=agent,name=" VM_AGENT_PORT);
+	}
+	argv[n] = NULL;
+#undef ARG
+#undef FMT
+}
+
+/* The run directory and the log's path; 0 or -1 with @why. */
+static int guest_paths(struct vm_guest *g, char *why, size_t whylen)
+{
+	char cache[PATH_MAX], stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	/* Room for what goes under it, and a socket's 108 bytes. */
+	if (vm_cache_dir(cache, sizeof(cache)) || strlen(cache) > 60) {
+		snprintf(why, whylen, "the cache directory's path is too long "
+			 "for QEMU's socket (60 bytes at most; set "
+			 "PTEBATCH_CACHE)");
+		return -1;
+	}
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(g->log, sizeof(g->log), "%.60s/logs", cache);
+	if (mkdir(cache, 0700) && errno != EEXIST)
+		goto fail;
+	if (mkdir(g->log, 0700) && errno != EEXIST)
+		goto fail;
+	snprintf(g->log, sizeof(g->log), "%.60s/logs/%.127s-%.20s-%d.console",
+		 cache, g->kernel.name, stamp, (int)getpid());
+	snprintf(g->rundir, sizeof(g->rundir), "%.60s/run", cache);
+	if (mkdir(g->rundir, 0700) && errno != EEXIST)
+		goto fail;
+	snprintf(g->rundir, sizeof(g->rundir), "%.60s/run/boot-XXXXXX", cache);
+	if (!mkdtemp(g->rundir)) {
+		g->rundir[0] = '\0';
+		goto fail;
+	}
+	snprintf(g->sock, sizeof(g->sock), "%.80s/agent.sock", g->rundir);
+	snprintf(g->scratch, sizeof(g->scratch), "%.80s/scratch.img", g->rundir);
+	snprintf(g->qemu_err, sizeof(g->qemu_err), "%.80s/qemu.out", g->rundir);
+	return 0;
+fail:
+	snprintf(why, whylen, "cannot make %s: %s", g->log, strerror(errno));
+	return -1;
+}
+
+static unsigned int request_timeout(const struct vm_boot_options *o)
+{
+	return o->request_timeout ? o->request_timeout : VM_REQUEST_TIMEOUT;
+}
+
+static int self_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	if (n < 0 || (size_t)n >= size - 1)
+		return -1;
+	buf[n] = '\0';
+	/* The kernel command line ends a word at a space. */
+	return strpbrk(buf, " \t\n") ? -1 : 0;
+}
+
+struct vm_guest *vm_boot(const struct vm_kernel *k,
+			 const struct vm_boot_options *o, char *why,
+			 size_t whylen)
+{
+	char init[PATH_MAX], *argv[64], bufs[12][PATH_MAX + 512];
+	struct vm_guest *g = calloc(1, sizeof(*g));
+	struct vm_chan c;
+	int lfd = -1, err;
+	char magic[VM_MAGIC_LEN + 1], *release = NULL;
+
+	if (!g) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	g->kernel = *k;
+	g->fd = -1;
+	g->timeout = request_timeout(o);
+	if (strcmp(k->arch, "x86_64")) {
+		snprintf(why, whylen, "kernel %s: booting %s guests is not "
+			 "built yet (x86_64 only)", k->name, k->arch);
+		free(g);
+		return NULL;
+	}
+	if (self_path(init, sizeof(init))) {
+		snprintf(why, whylen, "cannot tell this program's path (or it "
+			 "has a space, which a kernel command line cannot "
+			 "carry)");
+		free(g);
+		return NULL;
+	}
+	if (guest_paths(g, why, whylen)) {
+		free(g);
+		return NULL;
+	}
+	watch_signals(g);
+	if (make_scratch(g, why, whylen))
+		goto fail;
+	lfd = listen_agent(g, why, whylen);
+	if (lfd < 0)
+		goto fail;
+	qemu_command(g, o, init, false, argv, 64, bufs);
+	if (o->verbose) {
+		int i;
+
+		fprintf(stderr, "ptebatch: vm:");
+		for (i = 0; argv[i]; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fputc('\n', stderr);
+	}
+	err = spawn(argv, g->qemu_err, &g->qemu);
+	if (err) {
+		snprintf(why, whylen, "cannot run %s: %s (Debian: apt-get "
+			 "install qemu-system-x86)", argv[0], strerror(err));
+		g->qemu = -1;
+		goto fail;
+	}
+	/* QEMU connects to the socket as it starts. */
+	for (;;) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		if (poll(&p, 1, 1000) > 0)
+			break;
+		if (!qemu_alive(g)) {
+			guest_failed(g, -EPIPE, "its boot", why, whylen);
+			goto fail_keep_log;
+		}
+	}
+	g->fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	close(lfd);
+	lfd = -1;
+	if (g->fd < 0) {
+		snprintf(why, whylen, "accept: %s", strerror(errno));
+		goto fail;
+	}
+	c = (struct vm_chan){ .fd = g->fd, .alive = qemu_alive, .arg = g };
+	c.deadline_ms = 0;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		c.deadline_ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 +
+				VM_BOOT_TIMEOUT * 1000LL;
+	}
+	err = vm_read_magic(&c, magic);
+	if (!err && strcmp(magic, VM_MAGIC_UP))
+		err = -EPROTO;
+	if (!err)
+		err = vm_read_up(&c, &release);
+	free(release);
+	if (err) {
+		guest_failed(g, err, "its boot", why, whylen);
+		goto fail_keep_log;
+	}
+	return g;
+
+fail:
+	if (lfd >= 0)
+		close(lfd);
+	vm_shutdown(g, false);
+	return NULL;
+fail_keep_log:
+	if (lfd >= 0)
+		close(lfd);
+	vm_shutdown(g, true);
+	return NULL;
+}
+
+void vm_result_free(struct vm_result *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+int vm_exec(struct vm_guest *g, char *const argv[], const char *cwd,
+	    const void *in, size_t in_len, const char *what,
+	    struct vm_result *r, char *why, size_t whylen)
+{
+	struct vm_chan c = { .fd = g->fd, .alive = qemu_alive, .arg = g };
+	char magic[VM_MAGIC_LEN + 1];
+	struct timespec ts;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (g->dead) {
+		snprintf(why, whylen, "the guest (kernel %s) is gone; its "
+			 "console log is kept in %s", g->kernel.name, g->log);
+		return -1;
+	}
+	err = vm_send_request(g->fd, argv, cwd, in, in_len);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c.deadline_ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 +
+			g->timeout * 1000LL;
+	if (!err)
+		err = vm_read_magic(&c, magic);
+	if (!err && strcmp(magic, VM_MAGIC_RESULT))
+		err = -EPROTO;
+	if (!err)
+		err = vm_read_result(&c, &r->status, &r->out, &r->out_len,
+				     &r->err, &r->err_len);
+	if (err) {
+		guest_failed(g, err, what, why, whylen);
+		return -1;
+	}
+	return 0;
+}
+
+const struct vm_kernel *vm_guest_kernel(const struct vm_guest *g)
+{
+	return &g->kernel;
+}
+
+void vm_shutdown(struct vm_guest *g, bool keep_log)
+{
+	if (!g)
+		return;
+	if (g->qemu > 0 && g->fd >= 0 && !g->dead) {
+		/* Asked: the agent syncs and powers off; give it 30 s. */
+		int i;
+
+		vm_send_quit(g->fd);
+		for (i = 0; i < 300 && qemu_alive(g); i++)
+			usleep(100 * 1000);
+	}
+	if (g->qemu > 0) {
+		kill(g->qemu, SIGKILL);
+		waitpid(g->qemu, NULL, 0);
+		g->qemu = -1;
+	}
+	if (g->fd >= 0)
+		close(g->fd);
+	guest_remove_files(g);
+	if (!keep_log && !g->dead && g->log[0])
+		unlink(g->log);
+	if (signal_guest == g)
+		unwatch_signals();
+	free(g);
+}
+
+int vm_shell(const struct vm_kernel *k, const struct vm_boot_options *o)
+{
+	char init[PATH_MAX], *argv[64], bufs[12][PATH_MAX + 512];
+	struct vm_guest *g = calloc(1, sizeof(*g));
+	char why[1024];
+	int status = 1;
+	pid_t pid;
+
+	if (!g)
+		return 1;
+	g->kernel = *k;
+	g->fd = -1;
+	if (self_path(init, sizeof(init)) || guest_paths(g, why, sizeof(why)) ||
+	    (watch_signals(g), make_scratch(g, why, sizeof(why)))) {
+		fprintf(stderr, "ptebatch: vm shell: %s\n", why);
+		vm_shutdown(g, false);
+		return 1;
+	}
+	qemu_command(g, o, init, true, argv, 64, bufs);
+	/* The console is this terminal: QEMU inherits it. */
+	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) == 0) {
+		g->qemu = pid;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		g->qemu = -1;
+		status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	} else {
+		fprintf(stderr, "ptebatch: vm shell: cannot run %s\n", argv[0]);
+	}
+	vm_shutdown(g, false);
+	return status;
+}

@@ -221,6 +221,22 @@ bench: $(TOOL)
 	$(if $(BENCH_TRACES),mv $(BENCH_OUT)/.replay-output.txt $(BENCH_OUT)/replay-output.txt)
 	$(if $(BENCH_TRACES),cat $(BENCH_OUT)/replay-output.txt)
 
+# Kernels of our own (vm/, docs/VM.md): `make kernel` builds one into
+# ~/.cache/ptebatch/kernels/NAME (scripts/kernel-build: Debian's
+# linux-source-7.3, kernel/config/, ccache; 23 min the first time here).
+# KERNEL_ARCH=arm64 KERNEL_GRANULE=16k, KERNEL_PATCHES=DIR choose another.
+# `make check-vm` builds what is missing and runs tests/vm.sh with the
+# whole suite diffed in a guest (CI's `make check` skips those tests
+# when no kernel is in the cache).
+KERNEL_ARCH ?= x86_64
+KERNEL_GRANULE ?= 4k
+KERNEL_PATCHES ?=
+.PHONY: kernel check-vm
+kernel:
+	scripts/kernel-build --arch $(call shq,$(KERNEL_ARCH)) --granule $(call shq,$(KERNEL_GRANULE))$(if $(KERNEL_PATCHES), --patches $(call shq,$(KERNEL_PATCHES)))
+check-vm: $(TOOL) kernel
+	@BUILD=$(BUILD) VM_FULL=1 sh tests/vm.sh
+
 # The figures in docs/ drawn again from the rows committed beside them,
 # without measuring (`ptebatch plot`, seconds): what docs/RESULTS.md
 # shows.  Those rows were written before rows named their machine, so

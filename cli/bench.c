@@ -4,17 +4,22 @@
  * this machine's kernel.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/figure.h"
 #include "calibrate/calib.h"
 #include "cli/cli.h"
 #include "lib/outfile.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "vm/vm.h"
 
 /* The seed tables first (bench_main() indexes them), then replay. */
 static const char *const bench_names[] = { "gup", "cow", "mprotect", "all",
@@ -31,11 +36,12 @@ struct bench_flags {
 	/* replay's FILE operands, in order (at most argc of them) */
 	const char **files;
 	int nr_files;
+	const char *vm_spec;	/* --backend vm[:NAME]: the NAME, or "" */
 };
 
 static void bench_usage(FILE *f)
 {
-	fputs("usage: ptebatch bench NAME [--backend model|kernel|both]"
+	fputs("usage: ptebatch bench NAME [--backend model|kernel|both|vm[:NAME]]"
 	      " [--arch ARCH] [--size SIZE]\n"
 	      "                      [--reps N] [--quick] [--json FILE]"
 	      " [--plot FILE.svg]\n"
@@ -55,7 +61,10 @@ static void bench_usage(FILE *f)
 	      "          upstream, seeds and seeds+wp_reuse_max=512, and on"
 	      " the kernel\n"
 	      "  --backend NAME    model, kernel (this machine, as root) or"
-	      " both (the default)\n"
+	      " both (the default),\n"
+	      "                    or vm[:NAME]: the kernel's columns in a"
+	      " QEMU guest of a\n"
+	      "                    kernel of our own (ptebatch vm list)\n"
 	      "  --arch ARCH       the model's architecture (see 'run'); the"
 	      " kernel columns\n"
 	      "                    run only where it is this machine's (x86_64)\n"
@@ -90,6 +99,12 @@ static int set_backend(void *f, const char *v)
 {
 	struct bench_opts *o = &((struct bench_flags *)f)->o;
 
+	if (!strcmp(v, "vm") || !strncmp(v, "vm:", 3)) {
+		((struct bench_flags *)f)->vm_spec = v[2] ? v + 3 : "";
+		o->backend = BENCH_KERNEL;
+		return 0;
+	}
+	((struct bench_flags *)f)->vm_spec = NULL;
 	if (!in_list(bench_backends, v))
 		return unknown_in_list("--backend", "backend", v, bench_backends);
 	o->backend = !strcmp(v, "model") ? BENCH_MODEL :
@@ -266,6 +281,119 @@ static void free_traces(struct bench_opts *o)
 	free(o->traces);
 }
 
+/*
+ * --backend vm[:NAME]: the kernel's columns measured in a guest of a
+ * kernel of our own.  The guest runs this bench with --backend kernel and
+ * its rows into its own /tmp; they come back (`vm exec cat`) into
+ * --json here, and --plot is drawn here from them.  The guest sees this
+ * machine's files read-only, so traces and calibrations are found.
+ */
+#define VM_ROWS "/tmp/ptebatch-bench-rows.json"
+static int bench_in_vm(struct bench_flags *fl, int argc, char **argv,
+		       struct outfile *json_out)
+{
+	struct vm_boot_options bo = { 0 };
+	char why[2048], cwd[PATH_MAX], rows_path[64];
+	char **gargv = calloc((size_t)argc + 8, sizeof(*gargv));
+	char *cat[] = { "ptebatch", "vm", "exec", "/bin/cat", VM_ROWS, NULL };
+	struct fig_rows rows = { 0 };
+	struct vm_result r = { 0 }, rr = { 0 };
+	struct vm_guest *g = NULL;
+	struct vm_kernel k;
+	int i, n = 0, ret = SCN_RUN_FAILED, fd = -1;
+
+	if (!gargv)
+		return out_of_memory();
+	gargv[n++] = "ptebatch";
+	gargv[n++] = "bench";
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool valued = !strcmp(a, "--backend") || !strcmp(a, "--json") ||
+			      !strcmp(a, "--plot");
+
+		if (!strcmp(a, "--")) {
+			while (i < argc)
+				gargv[n++] = argv[i++];
+			break;
+		}
+		if (valued) {
+			i++;
+			continue;
+		}
+		if (!strncmp(a, "--backend=", 10) || !strncmp(a, "--json=", 7) ||
+		    !strncmp(a, "--plot=", 7))
+			continue;
+		gargv[n++] = argv[i];
+	}
+	gargv[n++] = "--backend";
+	gargv[n++] = "kernel";
+	gargv[n++] = "--json";
+	gargv[n++] = VM_ROWS;
+	gargv[n] = NULL;
+	if (vm_kernel_find(fl->vm_spec, &k, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: bench: skipped on backend vm: %s\n",
+			why);
+		ret = SCN_RUN_SKIPPED;
+		goto out;
+	}
+	g = vm_boot(&k, &bo, why, sizeof(why));
+	if (!g)
+		goto fail;
+	if (!getcwd(cwd, sizeof(cwd)))
+		strcpy(cwd, "/");
+	if (vm_exec(g, gargv, cwd, NULL, 0, "bench", &r, why, sizeof(why)))
+		goto fail;
+	fwrite(r.out, 1, r.out_len, stdout);
+	fwrite(r.err, 1, r.err_len, stderr);
+	fflush(stdout);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
+		ret = WIFEXITED(r.status) ? WEXITSTATUS(r.status) :
+					    SCN_RUN_FAILED;
+		goto out;
+	}
+	if (vm_exec(g, cat, "/", NULL, 0, "bench's rows", &rr, why,
+		    sizeof(why)))
+		goto fail;
+	if (!WIFEXITED(rr.status) || WEXITSTATUS(rr.status)) {
+		fprintf(stderr, "ptebatch: bench: the guest's rows: %s", rr.err);
+		goto out;
+	}
+	if (fl->o.json && fwrite(rr.out, 1, rr.out_len, fl->o.json) !=
+			  rr.out_len)
+		goto out;
+	if (fl->o.plot) {
+		/* The rows as a file for the figure reader. */
+		fd = memfd_create("bench-rows", MFD_CLOEXEC);
+		if (fd < 0 || write(fd, rr.out, rr.out_len) != (ssize_t)rr.out_len)
+			goto out;
+		snprintf(rows_path, sizeof(rows_path), "/proc/self/fd/%d", fd);
+		if (fig_rows_read_file(&rows, rows_path, why, sizeof(why))) {
+			fprintf(stderr, "ptebatch: bench: %s\n", why);
+			goto out;
+		}
+		if (fig_draw_all(&rows, fl->o.plot, NULL, NULL, stdout))
+			goto out;
+	}
+	if (fl->o.json && outfile_commit(json_out, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: %s\n", why);
+		goto out;
+	}
+	fl->o.json = NULL;
+	ret = 0;
+	goto out;
+fail:
+	fprintf(stderr, "ptebatch: bench: %s\n", why);
+out:
+	if (fd >= 0)
+		close(fd);
+	fig_rows_free(&rows);
+	vm_result_free(&r);
+	vm_result_free(&rr);
+	vm_shutdown(g, false);
+	free(gargv);
+	return ret;
+}
+
 static int bench_main(int argc, char **argv)
 {
 	static int (*const benches[])(const struct bench_opts *) = {
@@ -300,6 +428,12 @@ static int bench_main(int argc, char **argv)
 	if (!ret)
 		ret = read_calibration(&fl, &calib, calib_why,
 				       sizeof(calib_why));
+	if (!ret && fl.vm_spec) {
+		ret = open_bench_outputs(o, fl.json, &json_out);
+		if (!ret)
+			ret = bench_in_vm(&fl, argc, argv, &json_out);
+		goto out;
+	}
 	if (!ret && o->backend == BENCH_KERNEL && geteuid()) {
 		/* Nothing would run: a table of dashes is no result. */
 		fprintf(stderr, "ptebatch: bench: skipped: --backend kernel needs"

@@ -6,9 +6,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "vm/vm.h"
 
 static const struct cli_command *const commands[] = {
 	&run_command, &diff_command, &bench_command, &explore_command,
@@ -102,5 +105,13 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/*
+	 * A guest's PID 1 (vm/guest.c): the kernel starts us with what it
+	 * did not understand on its command line as arguments (no5lvl, say),
+	 * so the guest is told by PTEBATCH_VM=agent|shell in the
+	 * environment, which the kernel sets from its command line.
+	 */
+	if (getpid() == 1 && getenv("PTEBATCH_VM"))
+		return vm_guest_init(getenv("PTEBATCH_VM"));
 	return flush_output(dispatch(argc, argv));
 }

@@ -2,7 +2,7 @@
 /*
  * vm.c - ptebatch vm: kernels of our own (vm/).  `vm build` runs
  * scripts/kernel-build; `vm list` shows the cache; `vm shell` boots one
- * for a person; `vm facts` and `vm init` run inside a guest.
+ * for a person; `vm facts` and `vm exec` run inside a guest.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +28,7 @@ static void vm_usage(FILE *f)
 	      " [--jobs N]\n"
 	      "       ptebatch vm list\n"
 	      "       ptebatch vm shell [NAME]\n"
+	      "       ptebatch vm selftests [NAME]\n"
 	      "\n"
 	      "vm        kernels of our own, booted under QEMU for"
 	      " --backend vm[:NAME]\n"
@@ -42,6 +43,14 @@ static void vm_usage(FILE *f)
 	      "          the first time on 2 cores); the same as"
 	      " scripts/kernel-build\n"
 	      "  list    the built kernels, newest first\n"
+	      "  selftests  build the kernel's own tools/testing/selftests/mm"
+	      " (same\n"
+	      "          source, same patches) and run cow, gup_test,"
+	      " gup_longterm,\n"
+	      "          mremap_test, split_huge_page_test, transhuge-stress"
+	      " (20 s),\n"
+	      "          uffd-unit-tests and more in one guest: their totals"
+	      " per test\n"
 	      "  shell   boot NAME (the newest x86_64 kernel by default)"
 	      " with a shell\n"
 	      "          on this terminal; exit the shell to power off\n"
@@ -155,6 +164,171 @@ static int vm_shell_main(int argc, char **argv)
 	return vm_shell(&k, &o);
 }
 
+/*
+ * The mm selftests `vm selftests` runs, as run_vmtests.sh runs them
+ * (hugetlb cases left out: the guest reserves no huge pages), each
+ * bounded: transhuge-stress for 20 s.
+ */
+static const char *const selftests[][8] = {
+	{ "cow" },
+	{ "gup_test", "-u", "-n", "1" },
+	{ "gup_test", "-u", "-n", "-1" },
+	{ "gup_test", "-a", "-n", "1" },
+	{ "gup_test", "-a", "-n", "-1" },
+	{ "gup_test", "-ct", "-F", "0x1", "0", "19", "0x1000" },
+	{ "gup_longterm" },
+	{ "mremap_test" },
+	{ "split_huge_page_test" },
+	{ "transhuge-stress", "-d", "20" },
+	{ "uffd-unit-tests" },
+	{ "ksm_functional_tests" },
+	{ "madv_populate" },
+	{ "soft-dirty" },
+	{ "pagemap_ioctl" },
+	{ "mkdirty" },
+	{ "khugepaged", "-s", "2" },
+	{ NULL },
+};
+
+struct totals {
+	long pass, fail, xfail, xpass, skip, error;
+	bool have;
+};
+
+/* kselftest's "# Totals: pass:N fail:N xfail:N xpass:N skip:N error:N". */
+static void read_totals(const char *out, struct totals *t)
+{
+	const char *c = out ? strstr(out, "# Totals: ") : NULL;
+
+	memset(t, 0, sizeof(*t));
+	if (c && sscanf(c, "# Totals: pass:%ld fail:%ld xfail:%ld xpass:%ld "
+			"skip:%ld error:%ld", &t->pass, &t->fail, &t->xfail,
+			&t->xpass, &t->skip, &t->error) == 6)
+		t->have = true;
+}
+
+/* Run one program in the guest (`vm exec`); 0 or -1 with @why. */
+static int guest_exec(struct vm_guest *g, const char *const *args,
+		      const char *cwd, struct vm_result *r, char *why,
+		      size_t whylen)
+{
+	char *argv[16];
+	int n = 0;
+
+	argv[n++] = "ptebatch";
+	argv[n++] = "vm";
+	argv[n++] = "exec";
+	while (*args && n < 15)
+		argv[n++] = (char *)*args++;
+	argv[n] = NULL;
+	return vm_exec(g, argv, cwd, NULL, 0, argv[3], r, why, whylen);
+}
+
+static int vm_selftests(int argc, char **argv)
+{
+	struct vm_boot_options bo = { .mem_mb = 4096 };
+	char script[PATH_MAX + 32], dir[PATH_MAX + 32], why[2048];
+	char *build[3];
+	struct vm_guest *g;
+	struct vm_kernel k;
+	struct vm_result r;
+	int i, status, failed = 0;
+	pid_t pid;
+
+	if (argc > 2)
+		return usage_error("selftests takes one NAME at most");
+	if (vm_kernel_find(argc > 1 ? argv[1] : NULL, &k, why, sizeof(why))) {
+		fprintf(stderr, "ptebatch: vm selftests: %s\n", why);
+		return 4;
+	}
+	if (kernel_build_script(script, sizeof(script)))
+		return 1;
+	/* scripts/kernel-selftests beside scripts/kernel-build */
+	strcpy(strrchr(script, '/'), "/kernel-selftests");
+	build[0] = script;
+	build[1] = k.dir;
+	build[2] = NULL;
+	if (posix_spawn(&pid, script, NULL, NULL, build, environ) ||
+	    waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return 1;
+	g = vm_boot(&k, &bo, why, sizeof(why));
+	if (!g) {
+		fprintf(stderr, "ptebatch: vm selftests: %s\n", why);
+		return 1;
+	}
+	/* cow's PAGEOUT cases need swap: a swap file on the scratch disk. */
+	{
+		static const char *const swap[][6] = {
+			{ "/usr/bin/fallocate", "-l", "1G", "/var/tmp/swap" },
+			{ "/bin/chmod", "600", "/var/tmp/swap" },
+			{ "/sbin/mkswap", "/var/tmp/swap" },
+			{ "/sbin/swapon", "/var/tmp/swap" },
+		};
+
+		for (i = 0; i < 4; i++) {
+			if (guest_exec(g, swap[i], "/", &r, why, sizeof(why)))
+				break;
+			vm_result_free(&r);
+		}
+	}
+	printf("# vm selftests on %s (tools/testing/selftests/mm of its "
+	       "source)\n", k.name);
+	printf("%-34s %6s %6s %6s %6s %6s %6s  %s\n", "TEST", "pass", "fail",
+	       "xfail", "xpass", "skip", "error", "exit");
+	for (i = 0; selftests[i][0]; i++) {
+		const char *args[8];
+		char cmd[256] = "";
+		struct totals t;
+		int j;
+
+		snprintf(dir, sizeof(dir), "%s/selftests/mm/%s", k.dir,
+			 selftests[i][0]);
+		if (access(dir, X_OK))
+			continue;	/* did not build here: the log says */
+		args[0] = dir;
+		for (j = 1; j < 8 && selftests[i][j]; j++) {
+			args[j] = selftests[i][j];
+		}
+		args[j] = NULL;
+		for (j = 0; selftests[i][j]; j++)
+			snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+				 "%s%s", j ? " " : "", selftests[i][j]);
+		if (guest_exec(g, args, "/var/tmp", &r, why, sizeof(why))) {
+			printf("%-34s the guest stopped: %s\n", cmd, why);
+			failed = 1;
+			break;
+		}
+		read_totals(r.out, &t);
+		if (t.have)
+			printf("%-34s %6ld %6ld %6ld %6ld %6ld %6ld  %d\n", cmd,
+			       t.pass, t.fail, t.xfail, t.xpass, t.skip,
+			       t.error, WIFEXITED(r.status) ?
+			       WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status));
+		else
+			printf("%-34s %41s  %d\n", cmd, "(no totals)",
+			       WIFEXITED(r.status) ? WEXITSTATUS(r.status) :
+			       128 + WTERMSIG(r.status));
+		failed |= t.fail || t.error || !WIFEXITED(r.status) ||
+			  (WEXITSTATUS(r.status) && WEXITSTATUS(r.status) != 4);
+		fflush(stdout);
+		vm_result_free(&r);
+	}
+	vm_shutdown(g, false);
+	return failed;
+}
+
+/* Inside a guest: run PROG with ARGS (vm selftests' programs). */
+static int vm_exec_main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("exec: PROG [ARG]...");
+	execv(argv[1], argv + 1);
+	fprintf(stderr, "ptebatch: vm exec: %s: %s\n", argv[1],
+		strerror(errno));
+	return 127;
+}
+
 /* Inside a guest: the facts diff configures the model with (host.h). */
 static int vm_facts(void)
 {
@@ -180,8 +354,10 @@ static int vm_main(int argc, char **argv)
 		return vm_shell_main(argc, argv);
 	if (!strcmp(argv[0], "facts"))
 		return vm_facts();
-	if (!strcmp(argv[0], "init"))
-		return vm_guest_init(argc, argv);
+	if (!strcmp(argv[0], "selftests"))
+		return vm_selftests(argc, argv);
+	if (!strcmp(argv[0], "exec"))
+		return vm_exec_main(argc, argv);
 	if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
 		vm_usage(stdout);
 		return 0;

@@ -147,5 +147,9 @@ run_test hostile-state env BUILD="$BUILD" SAN="${SAN:-}" sh tests/hostile-state.
 # (lib/outfile.h's rule); record's bound; make bench leaves docs/ alone.
 run_test hostile-files env BUILD="$BUILD" sh tests/hostile-files.sh
 
+# Kernels of our own: --backend vm in a QEMU guest of a kernel built into
+# the cache (make kernel); each test a SKIP with the reason without one.
+run_test vm env BUILD="$BUILD" SAN="${SAN:-}" sh tests/vm.sh
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

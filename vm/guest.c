@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * guest.c - PID 1 of a ptebatch guest: `ptebatch vm init`, started by
- * the kernel (init=... -- vm init) from the host's root file system,
+ * guest.c - PID 1 of a ptebatch guest, started by the kernel
+ * (init=PTEBATCH PTEBATCH_VM=agent) from the host's root file system,
  * read-only over 9p.  It makes what a distribution's init would make for
  * the kernel backend (proc, sysfs, devtmpfs and /dev's links, tmpfs on
  * /run, /dev/shm and /tmp, the scratch disk on /var/tmp, tracefs,
@@ -88,12 +88,46 @@ static void guest_mounts(void)
 		mount_one("vartmp", "/var/tmp", "tmpfs", "mode=1777");
 	else
 		chmod("/var/tmp", 01777);
+	/* An arm64 guest's root is an initramfs: the host's is at /host. */
+	mkdir("/host", 0755);
+	if (mount("hostroot", "/host", "9p", MS_RDONLY,
+		  "trans=virtio,version=9p2000.L,msize=512000"))
+		rmdir("/host");
 	mount_one("tracefs", "/sys/kernel/tracing", "tracefs", NULL);
 	mount_one("debugfs", "/sys/kernel/debug", "debugfs", NULL);
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
 	       "/sbin:/bin", 1);
 	setenv("HOME", "/root", 1);
 	setenv("LC_ALL", "C", 1);
+}
+
+/*
+ * This binary, copied to the guest's /run: every request runs the copy,
+ * so rebuilding ptebatch on the host (which the guest sees over 9p)
+ * while a guest runs changes nothing in it.
+ */
+#define GUEST_SELF "/run/ptebatch"
+static void copy_self(void)
+{
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	int out = open(GUEST_SELF, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		       0755);
+	char buf[65536];
+	ssize_t n = 0;
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (in < 0 || out < 0 || n < 0) {
+		say("copy to %s: %s", GUEST_SELF);
+		unlink(GUEST_SELF);
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
 }
 
 /* /dev/vportNpM whose name is ours; waits for it a few seconds. */
@@ -205,8 +239,14 @@ static int serve_request(int port, struct vm_request *r)
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(err, 2);
-		if (chdir(r->cwd))
-			(void)!chdir("/");
+		if (chdir(r->cwd)) {
+			char host[PATH_MAX + 8];
+
+			snprintf(host, sizeof(host), "/host%s", r->cwd);
+			if (chdir(host))
+				(void)!chdir("/");
+		}
+		execv(GUEST_SELF, r->argv);
 		execv("/proc/self/exe", r->argv);
 		dprintf(2, "ptebatch-init: exec: %s\n", strerror(errno));
 		_exit(127);
@@ -282,16 +322,12 @@ static void shell(void)
 		wait_child(pid);
 }
 
-int vm_guest_init(int argc, char **argv)
+int vm_guest_init(const char *mode)
 {
-	bool want_shell = argc > 1 && !strcmp(argv[1], "--shell");
+	bool want_shell = !strcmp(mode, "shell");
 
-	if (getpid() != 1) {
-		fprintf(stderr, "ptebatch: vm init: this is a guest's PID 1, "
-			"started by the kernel of `ptebatch vm` (not by hand)\n");
-		return 2;
-	}
 	guest_mounts();
+	copy_self();
 	if (want_shell) {
 		fprintf(stderr, "ptebatch guest: exit the shell to power off\n");
 		shell();

@@ -6,7 +6,7 @@
  *
  * x86_64 guests boot with this machine's root file system read-only over
  * virtio-9p (so the guest runs the very ptebatch binary that booted it,
- * as its PID 1: `ptebatch vm init`), an ext4 scratch disk on virtio-blk
+ * as its PID 1: vm/guest.c), an ext4 scratch disk on virtio-blk
  * for O_DIRECT files, and the port.  TCG, because KVM does not run a
  * guest here (this machine is itself a nested guest; a probe decides).
  * The kernel's console goes to a log file under the cache: kept and named
@@ -289,11 +289,19 @@ static void qemu_command(const struct vm_guest *g,
 	ARG("-kernel");
 	ARG(g->kernel.image);
 	ARG("-append");
-	FMT("console=%s root=/dev/root rootfstype=9p "
-	    "rootflags=trans=virtio,version=9p2000.L,msize=512000 ro "
-	    "init=%s panic=-1 %snokaslr loglevel=4 -- vm init%s",
-	    arm ? "ttyAMA0" : "ttyS0", init, arm ? "" : "no5lvl ",
-	    shell ? " --shell" : "");
+	if (arm) {
+		/* ptebatch for arm64 (static) is the initramfs's /init; the
+		 * host's root is still shared, at /host, for its files. */
+		FMT("console=ttyAMA0 rdinit=/init panic=-1 nokaslr loglevel=4 "
+		    "PTEBATCH_VM=%s", shell ? "shell" : "agent");
+		ARG("-initrd");
+		ARG(init);
+	} else {
+		FMT("console=ttyS0 root=/dev/root rootfstype=9p "
+		    "rootflags=trans=virtio,version=9p2000.L,msize=512000 ro "
+		    "init=%s panic=-1 no5lvl nokaslr loglevel=4 PTEBATCH_VM=%s",
+		    init, shell ? "shell" : "agent");
+	}
 	if (shell) {
 		ARG("-serial");
 		ARG("mon:stdio");
@@ -307,7 +315,8 @@ static void qemu_command(const struct vm_guest *g,
 	ARG("local,id=root,path=/,security_model=none,readonly=on,"
 	    "multidevs=remap");
 	ARG("-device");
-	ARG("virtio-9p-pci,fsdev=root,mount_tag=/dev/root");
+	ARG(arm ? "virtio-9p-pci,fsdev=root,mount_tag=hostroot" :
+		  "virtio-9p-pci,fsdev=root,mount_tag=/dev/root");
 	ARG("-drive");
 	FMT("file=%s,if=none,id=scratch,format=raw,cache=unsafe", g->scratch);
 	ARG("-device");
@@ -365,9 +374,48 @@ fail:
 	return -1;
 }
 
+/*
+ * A request's time limit: the option, else $PTEBATCH_VM_TIMEOUT (seconds,
+ * digits only; anything else is said and ignored), else the default.
+ */
+/*
+ * An arm64 guest's root: the initramfs scripts/arm64-initramfs makes in
+ * the cache, whose /init is ptebatch built for arm64 with the kernel's
+ * page size (make cross-arm64).
+ */
+static int arm64_initramfs(const struct vm_kernel *k, char *buf, size_t size,
+			   char *why, size_t whylen)
+{
+	char cache[PATH_MAX];
+
+	if (vm_cache_dir(cache, sizeof(cache)) ||
+	    snprintf(buf, size, "%.200s/initramfs/arm64-%s.cpio.gz", cache,
+		     k->granule) >= (int)size)
+		return -1;
+	if (access(buf, R_OK)) {
+		snprintf(why, whylen, "kernel %s: no arm64 root %s (make "
+			 "cross-arm64, then scripts/arm64-initramfs %s)",
+			 k->name, buf, k->granule);
+		return -1;
+	}
+	return 0;
+}
+
 static unsigned int request_timeout(const struct vm_boot_options *o)
 {
-	return o->request_timeout ? o->request_timeout : VM_REQUEST_TIMEOUT;
+	const char *env = getenv("PTEBATCH_VM_TIMEOUT");
+
+	if (o->request_timeout)
+		return o->request_timeout;
+	if (env && *env) {
+		size_t n = strspn(env, "0123456789");
+
+		if (!env[n] && n <= 6 && atoi(env) > 0)
+			return (unsigned int)atoi(env);
+		fprintf(stderr, "ptebatch: PTEBATCH_VM_TIMEOUT='%s' is not "
+			"1 to 999999 seconds: %d s\n", env, VM_REQUEST_TIMEOUT);
+	}
+	return VM_REQUEST_TIMEOUT;
 }
 
 static int self_path(char *buf, size_t size)
@@ -398,13 +446,12 @@ struct vm_guest *vm_boot(const struct vm_kernel *k,
 	g->kernel = *k;
 	g->fd = -1;
 	g->timeout = request_timeout(o);
-	if (strcmp(k->arch, "x86_64")) {
-		snprintf(why, whylen, "kernel %s: booting %s guests is not "
-			 "built yet (x86_64 only)", k->name, k->arch);
-		free(g);
-		return NULL;
-	}
-	if (self_path(init, sizeof(init))) {
+	if (!strcmp(k->arch, "arm64")) {
+		if (arm64_initramfs(k, init, sizeof(init), why, whylen)) {
+			free(g);
+			return NULL;
+		}
+	} else if (self_path(init, sizeof(init))) {
 		snprintf(why, whylen, "cannot tell this program's path (or it "
 			 "has a space, which a kernel command line cannot "
 			 "carry)");

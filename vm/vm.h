@@ -103,8 +103,12 @@ void vm_shutdown(struct vm_guest *g, bool keep_log);
 /* An interactive boot of @k for a person: the console on this terminal. */
 int vm_shell(const struct vm_kernel *k, const struct vm_boot_options *o);
 
-/* The guest's PID 1: `ptebatch vm init` (guest.c). */
-int vm_guest_init(int argc, char **argv);
+/*
+ * The guest's PID 1 (guest.c): @mode "agent" serves the host over the
+ * port, "shell" gives the console a shell; either way it powers off at
+ * the end.  Never returns.
+ */
+int vm_guest_init(const char *mode);
 
 /* The port's name in the guest, and the init's argument on the kernel
  * command line. */

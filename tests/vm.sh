@@ -1,0 +1,159 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# vm.sh - kernels of our own: `--backend vm` against a kernel built into
+# the cache (scripts/kernel-build, `make kernel`), as TAP.
+#
+# Without a built x86_64 kernel (or QEMU, or root) every test is a SKIP
+# with the reason: building one takes 20+ minutes, so CI does not, and
+# `make check-vm` builds what is missing and runs this with VM_FULL=1
+# (then the whole suite is diffed in one guest as well).
+#
+# What is held: one boot for a whole diff, the guest's verdicts (MATCH
+# on scenarios that need the scratch disk, io_uring, pipes), errors that
+# name the kernel and the scenario and keep the console log when QEMU is
+# killed or stops answering, nothing left behind after SIGTERM, --time
+# counted in instructions.
+#
+# Usage: BUILD=build sh tests/vm.sh   (from the top of the tree)
+
+BUILD=${BUILD:-build}
+TOOL=$BUILD/ptebatch
+. tests/tap.sh
+
+cache=${PTEBATCH_CACHE:-$HOME/.cache/ptebatch}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+why=
+if [ "$(id -u)" -ne 0 ]; then
+	why="not root (the guest's kernel backend writes THP sysfs; QEMU's 9p root needs it)"
+elif [ -n "${SAN:-}" ]; then
+	why="SAN=$SAN: the guest runs the plain build"
+elif ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
+	why="no qemu-system-x86_64 (scripts/install-deps --vm)"
+elif ! "$TOOL" vm list 2>/dev/null | grep -q ' x86_64 '; then
+	why="no x86_64 kernel built in $cache/kernels (make kernel, about 23 min)"
+fi
+if [ -n "$why" ]; then
+	for t in "vm list" "one boot for a diff" "guest verdicts" \
+		"QEMU killed" "guest hung" "SIGTERM" "--time in instructions" \
+		"unknown kernel"; do
+		skip "$t" "$why"
+	done
+	echo "1..$n"
+	exit 0
+fi
+
+S=tests/scenarios
+picks="$S/cow-basic-4k.scn $S/dio-read-partial-64k.scn $S/cow-mprotect-64k.scn"
+for f in $S/iouring-fork-64k.scn $S/vmsplice-pin-64k.scn; do
+	[ -f "$f" ] && picks="$picks $f"
+done
+
+# 1. The cache as vm list shows it.
+"$TOOL" vm list >"$tmp/list" 2>&1
+tap_result $? "vm list shows the built kernels"
+grep -q "^NAME " "$tmp/list" || { diag "$tmp/list"; tap_result 1 "vm list: a header"; }
+
+# 2. One boot for the whole diff, MATCH on each.
+# shellcheck disable=SC2086
+"$TOOL" diff --backend vm $picks >"$tmp/out" 2>"$tmp/err"
+status=$?
+boots=$(grep -c '^# vm:.* booted in ' "$tmp/out")
+[ "$status" -eq 0 ] && [ "$boots" -eq 1 ]
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "one boot for a diff of $(echo $picks | wc -w) scenarios (exit $status, $boots boot)"
+nmatch=$(grep -c '^MATCH ' "$tmp/out")
+[ "$nmatch" -eq "$(echo $picks | wc -w)" ]
+tap_result $? "guest verdicts: $nmatch MATCH (scratch disk, io_uring, pipes)"
+
+# 3. QEMU killed under a diff: an error naming the kernel and the
+# scenario, the console log kept and named, no verdict, nothing running.
+ls "$cache/logs" >"$tmp/logs-before" 2>/dev/null
+"$TOOL" diff --backend vm $S/cow-basic-4k.scn $S/cow-basic-2m-pte.scn \
+	$S/cow-basic-1m.scn >"$tmp/out" 2>"$tmp/err" &
+diffpid=$!
+q=
+for i in $(seq 1 600); do
+	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
+	[ -n "$q" ] && grep -q 'booted in' "$tmp/out" && break
+	sleep 0.1
+done
+[ -n "$q" ] && kill -KILL "$q"
+wait "$diffpid"
+status=$?
+log=$(sed -n 's/.*console log is kept in \([^ ]*\.console\).*/\1/p' "$tmp/out" | head -n 1)
+[ "$status" -eq 1 ] && grep -q '^ERROR .*: the guest (kernel .*) stopped while running ' "$tmp/out" &&
+	! grep -q '^MISMATCH' "$tmp/out" && [ -n "$log" ] && [ -f "$log" ]
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "QEMU killed: ERROR naming kernel and scenario, console log kept"
+[ -n "$log" ] && rm -f "$log"
+
+# 4. A guest that stops answering: hung, after PTEBATCH_VM_TIMEOUT.
+PTEBATCH_VM_TIMEOUT=3 "$TOOL" diff --backend vm $S/cow-basic-4k.scn \
+	$S/cow-basic-1m.scn >"$tmp/out" 2>"$tmp/err" &
+diffpid=$!
+q=
+for i in $(seq 1 600); do
+	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
+	[ -n "$q" ] && grep -q 'booted in' "$tmp/out" && break
+	sleep 0.1
+done
+[ -n "$q" ] && kill -STOP "$q"
+wait "$diffpid"
+status=$?
+log=$(sed -n 's/.*console log is kept in \([^ ]*\.console\).*/\1/p' "$tmp/out" | head -n 1)
+[ "$status" -eq 1 ] && grep -q 'hung (no answer in time) running' "$tmp/out" &&
+	{ [ -z "$q" ] || ! kill -0 "$q" 2>/dev/null; }
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "guest hung: ERROR after the timeout, QEMU killed"
+[ -n "$log" ] && rm -f "$log"
+
+# 5. SIGTERM: QEMU stopped, the run directory and the log removed.
+"$TOOL" diff --backend vm $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err" &
+diffpid=$!
+q=
+for i in $(seq 1 300); do
+	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
+	[ -n "$q" ] && break
+	sleep 0.1
+done
+sleep 1
+kill -TERM "$diffpid"
+wait "$diffpid"
+status=$?
+sleep 0.5
+left=$(find "$cache/run" -mindepth 1 2>/dev/null | head -n 3)
+[ "$status" -eq 143 ] && [ -z "$left" ] && { [ -z "$q" ] || ! kill -0 "$q" 2>/dev/null; }
+r=$?
+[ $r -eq 0 ] || echo "# status $status, left: $left"
+tap_result $r "SIGTERM: QEMU gone, nothing left in $cache/run"
+
+# 6. --time in a guest: instructions, labelled so.
+"$TOOL" run --backend vm --time --reps 1 $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 0 ] && grep -q ': faults [0-9]* insns [0-9][0-9]*$' "$tmp/out" &&
+	! grep -q ' time [0-9]' "$tmp/out"
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "run --backend vm --time: 'insns N' on each statement, no 'time'"
+
+# 7. A kernel that is not built: SKIP (exit 4), named.
+"$TOOL" diff --backend vm:9.9-nosuch $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 4 ] && grep -q "no built kernel is '9.9-nosuch'" "$tmp/err"
+tap_result $? "--backend vm:9.9-nosuch: exit 4, named"
+
+if [ "${VM_FULL:-0}" = 1 ]; then
+	"$TOOL" diff --backend vm $S/*.scn >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	grep -v '^MATCH ' "$tmp/out" | sed 's/^/# /'
+	tap_result $status "the suite in one guest: $(tail -n 1 "$tmp/out")"
+fi
+echo "1..$n"
+exit $fail

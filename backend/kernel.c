@@ -32,6 +32,7 @@
 
 #include "backend/backend.h"
 #include "backend/kernel_proc.h"
+#include "backend/fcount.h"
 #include "backend/kstats.h"
 #include "backend/thp_sysfs.h"
 
@@ -86,6 +87,7 @@ struct kernel {
 	int kpf_fd;		/* /proc/kpageflags */
 	struct kstats_reader *kst;	/* want_kstats: open while running */
 	bool kst_failed;		/* a read failed: no more kstats */
+	struct fcount *fc;		/* --count: open while running */
 	bool dio_filled;		/* kernel_settle() wrote the dio file */
 	int thp_disable_saved;		/* the coordinator's PR_GET_THP_DISABLE */
 	struct sigaction old_sigpipe;
@@ -998,6 +1000,7 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 {
 	struct kernel *k = to_kernel(b);
 	struct kstats before, after;
+	bool fc_ok = false;
 	int ret;
 
 	res->has_stats = 0;
@@ -1016,6 +1019,9 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 	if (k->kst && !k->kst_failed &&
 	    (kernel_settle(k, st) || kstats_read(k->kst, &before)))
 		k->kst_failed = true;
+	/* The same for --count: the process's pre-faulting is its own. */
+	if (k->fc && (k->kst || !kernel_settle(k, st)))
+		fc_ok = !fcount_begin(k->fc, k->procs[st->proc].pid);
 	k->stmt_ns = 0;
 	k->stmt_strays = 0;
 	k->stmt_unattributed = false;
@@ -1027,6 +1033,10 @@ static void kernel_exec(struct backend *b, const struct stmt *st,
 			 " fault sampler holds: the count is ru_minflt's,"
 			 " the process's own pages included if it took any");
 	k->dio_filled = false;
+	if (fc_ok && !fcount_end(k->fc, res->fcounts)) {
+		res->fcount_names = k->fc->names;
+		res->nr_fcounts = k->fc->nr;
+	}
 	if (k->kst && !k->kst_failed && !kstats_read(k->kst, &after)) {
 		kstats_sub(&res->kstats, &after, &before);
 		res->has_kstats = 1;
@@ -1392,6 +1402,11 @@ static void kernel_teardown(struct kernel *k)
 			close_fd(&k->fds[i][j]);
 	}
 	close_fd(&k->kpf_fd);
+	if (k->fc) {
+		fcount_close(k->fc);
+		free(k->fc);
+		k->fc = NULL;
+	}
 	if (k->kst) {
 		kstats_close(k->kst);
 		free(k->kst);
@@ -1692,6 +1707,19 @@ static int kernel_start(struct backend *b, const struct scenario *s)
 		ret = kernel_kstats_open(k);
 		if (ret)
 			goto fail;
+	}
+	if (b->count_list) {
+		k->fc = calloc(1, sizeof(*k->fc));
+		if (!k->fc) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		if (fcount_open(k->fc, b->count_list, why, sizeof(why))) {
+			free(k->fc);
+			k->fc = NULL;
+			ret = skip(k, "%s", why);
+			goto fail;
+		}
 	}
 	ret = kproc_prepare();
 	if (!ret)

@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -65,6 +66,7 @@ struct diff_options {
 	struct diff_file *files;
 	int nr_files;
 	const char *vm_spec;		/* --backend vm[:NAME], NULL: kernel */
+	bool functions;			/* --functions */
 };
 
 void text_free(struct text *t)
@@ -275,6 +277,7 @@ static enum diff_verdict diff_model_run(const struct scenario *s,
 		return DIFF_ERROR;
 	}
 	b->want_kstats = c->counters;
+	b->want_stats = c->functions != NULL;
 	ret = scenario_run(s, b, outf, errf, 1);
 	b->ops->destroy(b);
 	fclose(outf);
@@ -358,17 +361,23 @@ static enum diff_verdict diff_kernel_run(const struct diff_config *c,
 	static const char skip_mark[] = ": skipped on backend kernel: ";
 	char *argv[] = { (char *)self, "run", "--backend", "kernel",
 			 "--no-check", "--name", (char *)f->path, "--",
-			 "/dev/stdin", NULL, NULL };
+			 "/dev/stdin", NULL, NULL, NULL, NULL };
 	struct text err = { 0 };
 	enum diff_verdict v = DIFF_ERROR;
 	int status, in = text_memfd(f);
 	char line[400];
 	const char *mark;
 
+	char *fn_argv[] = { (char *)self, "run", "--backend", "kernel",
+			    "--no-check", "--count", "default", "--name",
+			    (char *)f->path, "--", "/dev/stdin", NULL };
+
 	if (kstats) {	/* "--kstats" before the "--" */
 		memmove(&argv[8], &argv[7], 3 * sizeof(argv[0]));
 		argv[7] = "--kstats";
 	}
+	if (c->functions && !kstats)
+		memcpy(argv, fn_argv, sizeof(fn_argv));
 	if (c->vm) {
 		char cwd[PATH_MAX];
 		struct vm_result r;
@@ -417,6 +426,107 @@ static enum diff_verdict diff_kernel_run(const struct diff_config *c,
 	}
 	text_free(&err);
 	return v;
+}
+
+/*
+ * --functions: which model counters stand for which kernel function.
+ * The model counts an event where the kernel calls the function that
+ * does it: a fault's kind, a reuse, a copy, a TLB flush, a contpte
+ * repaint, a PTE batch, a PMD split.
+ */
+static const struct diff_fn_pair {
+	const char *func;
+	const char *stats[3];
+} diff_fn_pairs[DIFF_FN_PAIRS] = {
+	{ "do_anonymous_page", { "fault_anon", "fault_zero" } },
+	{ "do_wp_page", { "fault_wp_reuse", "fault_wp_copy" } },
+	{ "wp_page_reuse", { "fault_wp_reuse" } },
+	{ "wp_page_copy", { "fault_wp_copy" } },
+	{ "flush_tlb_mm_range", { "tlb_flush" } },
+	{ "contpte_convert", { "contpte_convert" } },
+	{ "folio_pte_batch_flags", { "pte_batch" } },
+	{ "__split_huge_pmd", { "pmd_split" } },
+};
+
+static bool rec_value(const struct rec_stat *v, int nr, const char *name,
+		      uint64_t *out)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (!strcmp(v[i].name, name)) {
+			*out = v[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Tally @m's counters against @k's function counts, statement by statement. */
+static void diff_functions_tally(struct diff_fn_tally *t, const char *path,
+				 const struct record *m, const struct record *k)
+{
+	int i, p, j;
+
+	for (i = 0; i < m->nr_stmts && i < k->nr_stmts; i++) {
+		const struct rec_stmt *ms = &m->stmts[i], *ks = &k->stmts[i];
+
+		for (p = 0; p < DIFF_FN_PAIRS; p++) {
+			struct diff_fn_pair_tally *pt = &t->pair[p];
+			const struct diff_fn_pair *dp = &diff_fn_pairs[p];
+			uint64_t kv, mv = 0, v;
+			bool have = false;
+
+			if (!rec_value(ks->fcounts, ks->nr_fcounts, dp->func,
+				       &kv))
+				continue;	/* not traced in this kernel */
+			for (j = 0; j < 3 && dp->stats[j]; j++)
+				if (rec_value(ms->stats, ms->nr_stats,
+					      dp->stats[j], &v)) {
+					mv += v;
+					have = true;
+				}
+			if (!have)
+				continue;
+			pt->total++;
+			if (mv == kv) {
+				pt->agree++;
+			} else if (!pt->first[0]) {
+				snprintf(pt->first, sizeof(pt->first),
+					 "%.200s statement %d (%.80s): model %"
+					 PRIu64 ", kernel %" PRIu64, path,
+					 ms->number, ms->text, mv, kv);
+			}
+		}
+	}
+}
+
+void diff_functions_report(FILE *f, const struct diff_fn_tally *t)
+{
+	int p, j;
+
+	fprintf(f, "# functions: the guest kernel's calls against the model's"
+		" counters, per statement\n");
+	for (p = 0; p < DIFF_FN_PAIRS; p++) {
+		const struct diff_fn_pair_tally *pt = &t->pair[p];
+		char stats[128] = "";
+
+		for (j = 0; j < 3 && diff_fn_pairs[p].stats[j]; j++)
+			snprintf(stats + strlen(stats),
+				 sizeof(stats) - strlen(stats), "%s%s",
+				 j ? "+" : "", diff_fn_pairs[p].stats[j]);
+		if (!pt->total) {
+			fprintf(f, "#   %-22s ~ %-28s not counted (this kernel"
+				" cannot trace it, or no statement had it)\n",
+				diff_fn_pairs[p].func, stats);
+			continue;
+		}
+		fprintf(f, "#   %-22s ~ %-28s %lu of %lu statements agree"
+			" (%.1f%%)%s%s\n", diff_fn_pairs[p].func, stats,
+			pt->agree, pt->total, 100.0 * (double)pt->agree /
+			(double)pt->total, pt->first[0] ? "; first: " : "",
+			pt->first);
+	}
 }
 
 /* Parse both records and compare them; the verdict and its one line. */
@@ -721,6 +831,17 @@ enum diff_verdict diff_one(const struct diff_config *c,
 	if (v == DIFF_MATCH && c->counters)
 		v = diff_counters(c, f, &model, &kernel, detail, why,
 				  whylen);
+	if (v == DIFF_MATCH && c->functions) {
+		char w[256];
+		struct record *m = diff_parse("model", &model, w, sizeof(w));
+		struct record *k = m ? diff_parse("kernel", &kernel, w,
+						  sizeof(w)) : NULL;
+
+		if (m && k)
+			diff_functions_tally(c->functions, f->path, m, k);
+		record_free(m);
+		record_free(k);
+	}
 	if (keep_model)
 		*keep_model = model;
 	else
@@ -809,6 +930,14 @@ static void diff_usage(FILE *f)
 	      " by default),\n"
 	      "                    booted once for the whole run; exit 4 if"
 	      " none is built\n"
+	      "  --functions       with --backend vm: the guest kernel's"
+	      " function calls per\n"
+	      "                    statement (run --count default) against"
+	      " the model's\n"
+	      "                    counters (do_wp_page ~ fault_wp_reuse +"
+	      " fault_wp_copy, ...);\n"
+	      "                    a table of how many statements agree, at"
+	      " the end\n"
 	      "  --counters        also the kernel's own accounting, statement"
 	      " by statement\n"
 	      "                    (run --kstats): pins, THP faults and"
@@ -868,6 +997,13 @@ static int set_backend(void *o, const char *value)
 	}
 	return usage_error("--backend: '%s' is not kernel, vm or vm:NAME "
 			   "(the model is always the other side)", value);
+}
+
+static int set_functions(void *o, const char *value)
+{
+	(void)value;
+	((struct diff_options *)o)->functions = true;
+	return 0;
 }
 
 static int set_counters(void *o, const char *value)
@@ -994,6 +1130,7 @@ static const struct cli_option diff_options[] = {
 	{ "--set", true, add_set },
 	{ "--backend", true, set_backend },
 	{ "--counters", false, set_counters },
+	{ "--functions", false, set_functions },
 	{ "--random", true, set_random },
 	{ "--seed", true, set_seed },
 	{ "--length", true, set_length },
@@ -1072,15 +1209,16 @@ static int diff_vm_boot(const char *spec, struct vm_guest **g)
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("# vm:%s booted in %.1f s (QEMU TCG, 1 CPU)\n", k.name,
+	printf("# vm:%s booted in %.1f s (QEMU %s, 1 CPU)\n", k.name,
 	       (double)(t1.tv_sec - t0.tv_sec) +
-	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, vm_guest_accel(*g));
 	fflush(stdout);
 	return 0;
 }
 
 static int diff_main(int argc, char **argv)
 {
+	static struct diff_fn_tally fn_tally;
 	struct diff_options opts = { 0 };
 	struct diff_config c = { 0 };
 	int counts[DIFF_VARIES + 1] = { 0 }, i, ret, thp_disable_saved = -1;
@@ -1106,6 +1244,9 @@ static int diff_main(int argc, char **argv)
 				  " '%s')", opts.files[0].path);
 	if (!ret && opts.random && opts.counters)
 		ret = usage_error("--random: not with --counters");
+	if (!ret && opts.functions && (!opts.vm_spec || opts.random))
+		ret = usage_error("--functions counts the guest kernel's "
+				  "functions: with --backend vm and files");
 	if (!ret && !opts.random && !opts.nr_files)
 		ret = usage_error("no scenario file given");
 	if (!ret)
@@ -1140,6 +1281,8 @@ static int diff_main(int argc, char **argv)
 	c.variant_name = variant_name;
 	c.counters = opts.counters;
 	c.vary_runs = DIFF_VARY_RUNS;
+	if (opts.functions)
+		c.functions = &fn_tally;
 	diff_host_setup(&c);
 	for (i = 0; i < opts.nr_files; i++) {
 		struct text detail = { 0 };
@@ -1166,6 +1309,8 @@ static int diff_main(int argc, char **argv)
 	if (counts[DIFF_ERROR])
 		printf(", %d error", counts[DIFF_ERROR]);
 	putchar('\n');
+	if (c.functions)
+		diff_functions_report(stdout, c.functions);
 	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 :
 	      counts[DIFF_VARIES] ? DIFF_EXIT_VARIES : 0;
 	if (thp_disable_saved >= 0)

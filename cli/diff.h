@@ -64,7 +64,25 @@ struct diff_config {
 	int vary_runs;
 	/* The model as this machine's kernel is configured (host.h). */
 	bool read_faults_allocate;
+	/*
+	 * --functions: the guest kernel's function counts (run --count
+	 * default) held to the model's cost counters, statement by
+	 * statement, tallied here over the run.
+	 */
+	struct diff_fn_tally *functions;
 };
+
+/* One model counter (a sum of cost counters) against one function. */
+#define DIFF_FN_PAIRS	8
+struct diff_fn_tally {
+	struct diff_fn_pair_tally {
+		unsigned long agree, total;
+		char first[400];	/* the first disagreement, or "" */
+	} pair[DIFF_FN_PAIRS];
+};
+
+/* The table of --functions after a run, as "# " lines on @f. */
+void diff_functions_report(FILE *f, const struct diff_fn_tally *t);
 
 /*
  * @f parsed, run on the model (in this process) and on the kernel (the

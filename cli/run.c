@@ -44,6 +44,7 @@ struct run_options {
 	const char *svg;	/* --svg FILE.svg: draw the observes there */
 	const char *vm_spec;	/* --backend vm[:NAME]: the NAME, or "" */
 	bool time_insns;	/* --time-insns: the clock counts instructions */
+	const char *count;	/* --count FUNC,... or "default" */
 };
 
 static const char *const backends[] = { "model", "kernel", NULL };
@@ -82,6 +83,16 @@ static void run_usage(FILE *f)
 	      "                    kernel of our own (ptebatch vm list;"
 	      " --time then counts\n"
 	      "                    guest instructions: \"insns N\")\n"
+	      "  --count FUNC,...  vm: how many times each kernel function"
+	      " ran in each\n"
+	      "                    statement, counted by the guest kernel's"
+	      " function\n"
+	      "                    profiler: \"  count FUNC N\" lines;"
+	      " 'default' is the PTE\n"
+	      "                    walks the seeds change (gup_fast_pte_range,"
+	      " do_wp_page,\n"
+	      "                    wp_page_reuse, flush_tlb_mm_range,"
+	      " contpte_convert, ...)\n"
 	      "  --variant NAME    which batching is on: a preset ("
 	      PB_DEFAULT_VARIANT " by default)\n"
 	      "  --set KEY=VALUE   change one switch of the preset"
@@ -229,6 +240,18 @@ static int set_time(void *o, const char *value)
 	return 0;
 }
 
+static int set_count(void *o, const char *value)
+{
+	size_t n = strspn(value, "abcdefghijklmnopqrstuvwxyz"
+			  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_,.");
+
+	if (!value[0] || value[n])
+		return usage_error("--count: '%s' is not FUNC[,FUNC]... (kernel"
+				   " function names) or 'default'", value);
+	((struct run_options *)o)->count = value;
+	return 0;
+}
+
 static int set_time_insns(void *o, const char *value)
 {
 	(void)value;
@@ -296,6 +319,7 @@ static const struct cli_option run_options[] = {
 	{ "--time", false, set_time },
 	{ "--reps", true, set_reps },
 	{ "--time-insns", false, set_time_insns },
+	{ "--count", true, set_count },
 	{ "--name", true, set_name },
 	{ "--fuzz", true, set_fuzz },
 	{ "--svg", true, set_svg },
@@ -335,6 +359,9 @@ static int check_time_options(const struct run_options *opts)
 		return usage_error("--time-insns needs --time and --backend"
 				   " kernel (a guest's clock under QEMU's"
 				   " icount: --backend vm sets it)");
+	if (opts->count && !strcmp(opts->backend, "model"))
+		return usage_error("--count counts kernel functions: --backend"
+				   " vm (or kernel inside a guest of ours)");
 	if (opts->svg && !strcmp(opts->backend, "vm"))
 		return usage_error("--svg draws in this process: not with"
 				   " --backend vm (draw the model's run, or"
@@ -410,6 +437,10 @@ static int run_in_vm(const struct run_options *o, const char *text,
 	if (o->time) {
 		argv[n++] = "--time";
 		argv[n++] = "--time-insns";
+	}
+	if (o->count) {
+		argv[n++] = "--count";
+		argv[n++] = (char *)o->count;
 	}
 	if (o->reps) {
 		snprintf(reps, sizeof(reps), "%d", o->reps);
@@ -528,8 +559,10 @@ static int run_main(int argc, char **argv)
 		struct kernel_options kopt = { 0 };
 
 		b = kernel_backend_create(&kopt);
-		if (b)
+		if (b) {
 			b->time_insns = opts.time_insns;
+			b->count_list = opts.count;
+		}
 	} else {
 		b = model_backend_create(&mopt);
 	}

@@ -56,6 +56,9 @@ const char *kstat_name(enum kstat_item item);
 void kstat_mthp_name(char *buf, size_t size, enum kstat_mthp_item item,
 		     int order, unsigned long page_size);
 
+/* Kernel functions `run --count` counts at most (backend/fcount.h). */
+#define FCOUNT_MAX	24
+
 /* The result of one process statement. */
 struct stmt_result {
 	int err;			/* 0 or a positive errno (EFAULT, ...) */
@@ -80,6 +83,14 @@ struct stmt_result {
 	 */
 	struct kstats kstats;
 	int has_kstats;
+	/*
+	 * --count: how many times each kernel function of @fcount_names ran
+	 * in the statement's window, counted by the kernel; printed as
+	 * "  count NAME N" lines.
+	 */
+	uint64_t fcounts[FCOUNT_MAX];
+	const char *const *fcount_names;
+	int nr_fcounts;
 	/*
 	 * Non-empty when the statement ran out of the backend's own memory
 	 * (the model's frames): what ran out and what gives more.  Linux
@@ -179,6 +190,8 @@ struct backend {
 	 * "insns N" instead of "time US".
 	 */
 	bool time_insns;
+	/* --count: the kernel functions to count ("default" or a list). */
+	const char *count_list;
 };
 
 #endif /* SCENARIO_BACKEND_H */

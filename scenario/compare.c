@@ -440,11 +440,11 @@ static int read_statement(struct reader *rd, const char *raw)
 	return read_result(rd, st, i + 1);
 }
 
-/* "  stat NAME VALUE", or "  kstat NAME VALUE" with @kernel. */
-static int read_stat(struct reader *rd, bool kernel)
+/* "  stat NAME VALUE", "  kstat NAME VALUE" or "  count FUNCTION N". */
+static int read_stat(struct reader *rd, const char *word)
 {
 	struct rec_stmt *st = last_stmt(rd);
-	const char *word = kernel ? "kstat" : "stat";
+	bool kernel = !strcmp(word, "kstat"), count = !strcmp(word, "count");
 	struct rec_stat **arr, *stats, *s;
 	int *nr;
 
@@ -453,15 +453,15 @@ static int read_stat(struct reader *rd, bool kernel)
 			    word);
 	if (rd->nr_tok != 3)
 		return rerr(rd, "%s: expected '%s NAME VALUE'", word, word);
-	arr = kernel ? &st->kstats : &st->stats;
-	nr = kernel ? &st->nr_kstats : &st->nr_stats;
+	arr = count ? &st->fcounts : kernel ? &st->kstats : &st->stats;
+	nr = count ? &st->nr_fcounts : kernel ? &st->nr_kstats : &st->nr_stats;
 	stats = realloc(*arr, (*nr + 1) * sizeof(*stats));
 	if (!stats)
 		return out_of_memory(rd);
 	*arr = stats;
 	s = &stats[*nr];
-	if (take_count(rd, kernel ? "kstat value" : "stat value", rd->tok[2],
-		       &s->value))
+	if (take_count(rd, count ? "count value" : kernel ? "kstat value" :
+		       "stat value", rd->tok[2], &s->value))
 		return -1;
 	s->name = dup_str(rd, rd->tok[1]);
 	if (!s->name)
@@ -606,13 +606,14 @@ static int read_line(struct reader *rd, char *line)
 	if (rd->tok[0][0] == '#') {
 		ret = read_header(rd);
 	} else if (indented) {
-		if (!strcmp(rd->tok[0], "stat"))
-			ret = read_stat(rd, false);
-		else if (!strcmp(rd->tok[0], "kstat"))
-			ret = read_stat(rd, true);
+		if (!strcmp(rd->tok[0], "stat") ||
+		    !strcmp(rd->tok[0], "kstat") ||
+		    !strcmp(rd->tok[0], "count"))
+			ret = read_stat(rd, rd->tok[0]);
 		else
 			ret = rerr(rd, "indented line: expected '  stat NAME"
-				   " VALUE' or '  kstat NAME VALUE'");
+				   " VALUE', '  kstat NAME VALUE' or '  count"
+				   " FUNCTION N'");
 	} else if (rd->tok[0][0] >= '0' && rd->tok[0][0] <= '9') {
 		rd->max_frame = 0;
 		ret = read_statement(rd, raw);
@@ -693,6 +694,9 @@ void record_free(struct record *r)
 		for (j = 0; j < st->nr_kstats; j++)
 			free(st->kstats[j].name);
 		free(st->kstats);
+		for (j = 0; j < st->nr_fcounts; j++)
+			free(st->fcounts[j].name);
+		free(st->fcounts);
 		free(st->pages);
 	}
 	for (i = 0; i < r->nr_names; i++)

@@ -63,6 +63,8 @@ struct rec_stmt {
 	int nr_stats;
 	struct rec_stat *kstats;	/* "  kstat NAME VALUE" lines */
 	int nr_kstats;
+	struct rec_stat *fcounts;	/* "  count FUNCTION N" lines */
+	int nr_fcounts;
 	bool observe;			/* text "observe": pages follow */
 	struct rec_page *pages;
 	unsigned long nr_pages, cap_pages;

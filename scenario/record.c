@@ -164,6 +164,9 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		record_stats(out, res);
 	if (with_kstats && res->has_kstats)
 		record_kstats(out, s, &res->kstats);
+	for (int i = 0; i < res->nr_fcounts; i++)
+		fprintf(out, "  count %s %" PRIu64 "\n", res->fcount_names[i],
+			res->fcounts[i]);
 	if (res->note[0])
 		fprintf(out, "# note: %.*s\n", (int)sizeof(res->note),
 			res->note);

@@ -235,10 +235,24 @@ case_ "run: --backend kernel with --stats" "--stats applies to the model only" \
 	"$TOOL" run --backend kernel --stats "$tmp/bad.scn"
 case_ "run: --backend kernel with --memory" "--memory applies to the model only" \
 	"$TOOL" run --backend kernel --memory 64M "$tmp/bad.scn"
-case_ "run: --time on the model" "--time applies to --backend kernel only" \
+case_ "run: --time on the model" "--time applies to --backend kernel or vm only" \
 	"$TOOL" run --time "$tmp/bad.scn"
 case_ "run: --reps without --time" "--reps needs --time" \
 	"$TOOL" run --backend kernel --reps 3 "$tmp/bad.scn"
+case_ "run: --count on the model" "--count counts kernel functions" \
+	"$TOOL" run --count default "$tmp/bad.scn"
+case_ "run: --count with a bad name" "--count: 'a b' is not FUNC" \
+	"$TOOL" run --backend vm --count "a b" "$tmp/bad.scn"
+case_ "run: --time-insns without --time" "--time-insns needs --time" \
+	"$TOOL" run --backend kernel --time-insns "$tmp/bad.scn"
+case_ "run: --svg with --backend vm" "--svg draws in this process: not with --backend vm" \
+	"$TOOL" run --backend vm --svg "$tmp/x.svg" "$tmp/bad.scn"
+case_ "diff: --backend that is no backend" "--backend: 'qemu' is not kernel, vm or vm:NAME" \
+	"$TOOL" diff --backend qemu "$tmp/bad.scn"
+case_ "vm: an unknown command" "unknown vm command 'boot'" \
+	"$TOOL" vm boot
+case_ "vm: list with an argument" "list takes no arguments" \
+	"$TOOL" vm list extra
 case_ "run: --reps 0" "--reps: expected a number from 1 to 1000, got '0'" \
 	"$TOOL" run --backend kernel --time --reps 0 "$tmp/bad.scn"
 case_ "run: --reps x" "--reps: expected a number from 1 to 1000, got 'x'" \

@@ -189,7 +189,14 @@ __asm__(".pushsection .text\n"
 #error "kproc_fork_stub: no fork stub for this architecture (x86-64, arm64)"
 #endif
 
-extern const unsigned char kproc_fork_stub[], kproc_fork_stub_end[];
+/*
+ * Hidden: the labels are this file's, so the compiler takes their
+ * addresses PC-relative.  Through the GOT, arm64's static link gave both
+ * the one entry of the section symbol they are relocated against, and
+ * the stub's length came out 0.
+ */
+extern const unsigned char kproc_fork_stub[] __attribute__((visibility("hidden")));
+extern const unsigned char kproc_fork_stub_end[] __attribute__((visibility("hidden")));
 
 _Static_assert(RUSAGE_SELF == 0, "the fork stub passes RUSAGE_SELF as 0");
 

@@ -52,6 +52,28 @@ ifneq ($(ARCH),x86_64)
 override BUILD := $(BUILD)/$(ARCH)
 endif
 
+# The static aarch64 ptebatch of the arm64 guests (`make cross-arm64`
+# runs this makefile again with CROSS=arm64 for each granule): Debian's
+# cross compiler, and the arm64 headers and static libraries that
+# scripts/arm64-sysroot unpacks from Debian's packages into the cache.
+CROSS   ?=
+PTEBATCH_CACHE ?= $(HOME)/.cache/ptebatch
+ARM64_SYSROOT  := $(PTEBATCH_CACHE)/sysroot-arm64
+ARM64_CC       ?= aarch64-linux-gnu-gcc
+ARM64_GRANULES := arm64-4k arm64-16k arm64-64k
+SYSROOT_FLAGS  :=
+ifeq ($(CROSS),arm64)
+ifeq ($(filter $(ARCH),$(ARM64_GRANULES)),)
+$(error CROSS=arm64 builds one of: $(ARM64_GRANULES))
+endif
+ifneq ($(SAN),)
+$(error CROSS=arm64 is not built with sanitizers)
+endif
+SYSROOT_FLAGS := --sysroot=$(ARM64_SYSROOT)
+else ifneq ($(CROSS),)
+$(error CROSS must be arm64 or empty)
+endif
+
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURCE \
@@ -59,24 +81,38 @@ ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(ARCHFLAGS) -D_GNU_SOURC
 LDLIBS  := -lurcu -luring -lz -ltracefs -ltraceevent -lgsl -lgslcblas \
 	-ljansson -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
+ifeq ($(CROSS),arm64)
+# Static, for an initramfs that holds nothing else.
+ALL_CFLAGS  += $(SYSROOT_FLAGS)
+ALL_LDFLAGS += $(SYSROOT_FLAGS) -static
+endif
 
 # What the build needs from Debian, each package by a header it installs
 # (scripts/install-deps installs them all).  Checked once per make, before
 # anything compiles, so a missing one is named instead of a compiler error
 # about its header; `make clean` needs none of them.
 # libtracefs's header includes libtraceevent's by its bare name.
-TRACE_CFLAGS := -I/usr/include/traceevent -I/usr/include/tracefs
+TRACE_CFLAGS := -I$(if $(CROSS),$(ARM64_SYSROOT))/usr/include/traceevent \
+	-I$(if $(CROSS),$(ARM64_SYSROOT))/usr/include/tracefs
 DEP_HEADERS := urcu.h:liburcu-dev liburing.h:liburing-dev zlib.h:zlib1g-dev \
 	tracefs/tracefs.h:libtracefs-dev traceevent/event-parse.h:libtraceevent-dev \
 	gsl/gsl_multifit.h:libgsl-dev jansson.h:libjansson-dev
-ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean clean-fuzz cross-arm64,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
+ifeq ($(CROSS),)
 $(error the compiler '$(CC)' is not installed: run 'scripts/install-deps' as root (Debian package $(if $(filter clang%,$(CC)),clang,gcc)))
+else
+$(error the cross compiler '$(CC)' is not installed (Debian package gcc-aarch64-linux-gnu))
+endif
 endif
 MISSING_DEPS := $(strip $(foreach d,$(DEP_HEADERS),$(if $(shell printf '\043include <%s>\n' \
-	$(word 1,$(subst :, ,$d)) | $(CC) $(TRACE_CFLAGS) -E -x c - >/dev/null 2>&1 && echo y),,$(word 2,$(subst :, ,$d)))))
+	$(word 1,$(subst :, ,$d)) | $(CC) $(SYSROOT_FLAGS) $(TRACE_CFLAGS) -E -x c - >/dev/null 2>&1 && echo y),,$(word 2,$(subst :, ,$d)))))
 ifneq ($(MISSING_DEPS),)
+ifeq ($(CROSS),)
 $(error missing Debian package(s): $(MISSING_DEPS): run 'scripts/install-deps' as root)
+else
+$(error missing in $(ARM64_SYSROOT): $(MISSING_DEPS) (arm64): run 'scripts/arm64-sysroot --force')
+endif
 endif
 endif
 
@@ -193,6 +229,29 @@ endif
 
 check: tests
 	@BUILD=$(BUILD) SAN=$(SAN) sh tests/run-all.sh
+
+# The arm64 guests' ptebatch: static aarch64 binaries, one per granule,
+# since a guest's kernel has one page size and the model is built for it:
+# $(BUILD)/cross/arm64-4k/ptebatch, arm64-16k, arm64-64k.  The tool only,
+# none of the tests (tests/cross-arm64.sh runs the 4K one under
+# qemu-aarch64-static; scripts/arm64-initramfs makes an initramfs of one).
+# The first run fetches the sysroot (scripts/arm64-sysroot: the network).
+# The link warns that libtraceevent's plugin loader calls dlopen, which
+# a static binary can do only with the glibc it was linked with: the
+# guest has no plugins to load, and record reads the events without.
+.PHONY: cross-arm64
+cross-arm64: $(ARM64_SYSROOT)/.ptebatch-packages
+	@for a in $(ARM64_GRANULES); do \
+		$(MAKE) CROSS=arm64 ARCH=$$a BUILD=$(call shq,$(BUILD)/cross) \
+			CC=$(call shq,$(ARM64_CC)) \
+			$(call shq,$(BUILD)/cross)/$$a/ptebatch || exit 1; \
+	done
+
+# The script decides whether there is anything to fetch; the stamp is
+# touched so that an edit of the script is not asked about again.
+$(ARM64_SYSROOT)/.ptebatch-packages: scripts/arm64-sysroot
+	PTEBATCH_CACHE=$(call shq,$(PTEBATCH_CACHE)) scripts/arm64-sysroot >/dev/null
+	@touch $(call shq,$@)
 
 # The seed tables at the seeds' sizes: about 11 s on a 2-core machine
 # (measured 2026-11-30), well under two minutes.  BENCH_SIZE=64M shrinks

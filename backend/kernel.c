@@ -102,6 +102,7 @@ struct kernel {
 	unsigned long *lens;		/* every process's lengths */
 	struct ktouch touch[KTOUCH_MAX];	/* one KOP_TOUCH's runs */
 	struct utsname uts;
+	char arch[32];		/* the record's arch: kernel_arch_name() */
 	/* observe */
 	uint64_t pm[OBSERVE_BATCH];
 	unsigned long peek_addr[OBSERVE_BATCH];
@@ -1650,6 +1651,21 @@ static int kernel_kstats_open(struct kernel *k)
 	return 0;
 }
 
+/*
+ * The record's arch in the model's names (make ARCH=...), so that a
+ * record of this kernel reads back with its page size and sits beside
+ * the model's: uname's "aarch64" is one of three granules, "arm64-4k",
+ * "-16k" or "-64k" by this kernel's page size.  Any other machine keeps
+ * uname's name.
+ */
+static const char *kernel_arch_name(struct kernel *k)
+{
+	if (strcmp(k->uts.machine, "aarch64"))
+		return k->uts.machine;
+	snprintf(k->arch, sizeof(k->arch), "arm64-%luk", k->page_size >> 10);
+	return k->arch;
+}
+
 static int kernel_start(struct backend *b, const struct scenario *s)
 {
 	struct kernel *k = to_kernel(b);
@@ -1727,7 +1743,7 @@ static int kernel_start(struct backend *b, const struct scenario *s)
 	if (ret)
 		goto fail;
 	if (uname(&k->uts) == 0)
-		k->base.arch = k->uts.machine;
+		k->base.arch = kernel_arch_name(k);
 	k->running = true;
 	return 0;
 fail:

@@ -82,7 +82,7 @@
  * a statement over 512M of 4K pages; a bigger one loses samples and its
  * count is ru_minflt's whole delta (reply.unattributed).
  */
-#define FAULT_RING_PAGES 512
+#define FAULT_RING_SIZE (2UL << 20)
 
 /*
  * fork with no fault of the process's own between it and the counter.
@@ -109,6 +109,16 @@
  *   long stub(struct rusage *ru, struct timespec *ts): returns the pid, 0
  *   in the child, or -errno; *ru is the caller's usage right after the
  *   clone, *ts its CLOCK_MONOTONIC time right after that.
+ *
+ * Each version keeps what it needs across the system calls in registers
+ * the kernel preserves (x86-64's syscall clobbers rcx and r11, arm64's
+ * svc only x0, the result).
+ */
+#if defined(__x86_64__)
+/*
+ * x86-64 clone: flags, stack, parent_tid, child_tid, tls.  The call
+ * pushed the return address and rbx is callee-saved: both are saved on
+ * the stack before the clone, and read back (loads do not fault) after.
  */
 __asm__(".pushsection .text\n"
 	".balign 16\n"
@@ -139,8 +149,54 @@ __asm__(".pushsection .text\n"
 	"kproc_fork_stub_end:\n"
 	".size kproc_fork_stub, . - kproc_fork_stub\n"
 	".popsection\n");
+#elif defined(__aarch64__)
+/*
+ * arm64 clone: flags, stack, parent_tid, tls, child_tid (the generic
+ * order, not x86-64's).  The number goes in x8, the arguments in x0-x5,
+ * the result comes back in x0 and svc preserves every other register.
+ * The return address is in x30 and x9-x11 are scratch registers, so the
+ * stub is a leaf that never touches the stack: no store to write-protect,
+ * no frame to restore.
+ */
+__asm__(".pushsection .text\n"
+	".balign 16\n"
+	".type kproc_fork_stub, %function\n"
+	"kproc_fork_stub:\n"
+	"	mov x9, x0\n"			/* ru */
+	"	mov x10, x1\n"			/* ts */
+	"	mov x8, #" XSTR(__NR_clone) "\n"
+	"	mov x0, #(" XSTR(CLONE_PARENT) "|" XSTR(SIGCHLD) ")\n"
+	"	mov x1, xzr\n"
+	"	mov x2, xzr\n"
+	"	mov x3, xzr\n"
+	"	mov x4, xzr\n"
+	"	svc #0\n"
+	"	mov x11, x0\n"
+	"	mov x8, #" XSTR(__NR_getrusage) "\n"
+	"	mov x0, xzr\n"			/* RUSAGE_SELF */
+	"	mov x1, x9\n"
+	"	svc #0\n"
+	"	mov x8, #" XSTR(__NR_clock_gettime) "\n"
+	"	mov x0, #" XSTR(CLOCK_MONOTONIC) "\n"
+	"	mov x1, x10\n"
+	"	svc #0\n"
+	"	mov x0, x11\n"
+	"	ret\n"
+	"kproc_fork_stub_end:\n"
+	".size kproc_fork_stub, . - kproc_fork_stub\n"
+	".popsection\n");
+#else
+#error "kproc_fork_stub: no fork stub for this architecture (x86-64, arm64)"
+#endif
 
-extern const unsigned char kproc_fork_stub[], kproc_fork_stub_end[];
+/*
+ * Hidden: the labels are this file's, so the compiler takes their
+ * addresses PC-relative.  Through the GOT, arm64's static link gave both
+ * the one entry of the section symbol they are relocated against, and
+ * the stub's length came out 0.
+ */
+extern const unsigned char kproc_fork_stub[] __attribute__((visibility("hidden")));
+extern const unsigned char kproc_fork_stub_end[] __attribute__((visibility("hidden")));
 
 _Static_assert(RUSAGE_SELF == 0, "the fork stub passes RUSAGE_SELF as 0");
 
@@ -162,6 +218,12 @@ int kproc_prepare(void)
 	if (code == MAP_FAILED)
 		return -errno;
 	memcpy(code, kproc_fork_stub, len);
+	/*
+	 * arm64's instruction cache does not snoop the data side: the copy
+	 * must be cleaned to the point of unification and the stale lines
+	 * invalidated before it runs (nothing to do on x86-64).
+	 */
+	__builtin___clear_cache((char *)code, (char *)code + len);
 	if (mprotect(code, page, PROT_READ | PROT_EXEC)) {
 		int err = errno;
 
@@ -213,6 +275,7 @@ static struct {
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	uint64_t size;			/* of the data area */
+	size_t page;			/* the meta page's size */
 } sampler = { .fd = -1 };
 
 /* One PERF_RECORD_SAMPLE of sample_type PERF_SAMPLE_ADDR. */
@@ -224,7 +287,7 @@ struct fault_sample {
 static void sampler_close(void)
 {
 	if (sampler.meta)
-		munmap(sampler.meta, (FAULT_RING_PAGES + 1) * 4096UL);
+		munmap(sampler.meta, sampler.page + FAULT_RING_SIZE);
 	if (sampler.fd >= 0)
 		close(sampler.fd);
 	sampler.fd = -1;
@@ -239,10 +302,14 @@ static void sampler_close(void)
 static void sampler_open(void)
 {
 	struct perf_event_attr a;
-	size_t len = (FAULT_RING_PAGES + 1) * 4096UL;
+	/*
+	 * One page of metadata, then the data: a power of two pages, which
+	 * FAULT_RING_SIZE is with 4K, 16K and 64K pages alike.
+	 */
+	size_t page = sysconf(_SC_PAGESIZE), len = page + FAULT_RING_SIZE;
 	void *ring;
 
-	if (sysconf(_SC_PAGESIZE) != 4096)
+	if (FAULT_RING_SIZE % page)
 		return;
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_SOFTWARE;
@@ -263,8 +330,9 @@ static void sampler_open(void)
 		return;
 	}
 	sampler.meta = ring;
-	sampler.data = (unsigned char *)ring + 4096;
-	sampler.size = FAULT_RING_PAGES * 4096UL;
+	sampler.page = page;
+	sampler.data = (unsigned char *)ring + page;
+	sampler.size = FAULT_RING_SIZE;
 }
 
 static void ring_copy(void *dst, uint64_t pos, size_t len)
@@ -998,7 +1066,14 @@ static int rseq_unregister(void)
 
 	if (!__rseq_size)
 		return 0;
+	/* __rseq_offset is from the thread pointer. */
+#if defined(__x86_64__)
 	__asm__("mov %%fs:0, %0" : "=r"(tp));
+#elif defined(__aarch64__)
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#else
+#error "rseq_unregister: no thread pointer read for this architecture"
+#endif
 	for (i = 0; i < 2; i++)
 		if (!syscall(__NR_rseq, (void *)(tp + __rseq_offset), lens[i],
 			     RSEQ_FLAG_UNREGISTER, RSEQ_SIG))

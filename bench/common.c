@@ -275,16 +275,31 @@ int bench_plot_check(const char *flag, const char *path, char *why,
 	return outfile_check(flag, path, why, whylen);
 }
 
+/*
+ * Whether this build models the machine it runs on, by uname(2)'s name
+ * for it: the kernel columns hold the model to the kernel it runs on
+ * (x86_64 on an x86-64 machine, an arm64 build in an arm64 guest).
+ */
+static bool model_is_machine(const char *machine)
+{
+	if (!strcmp(machine, "x86_64"))
+		return !strcmp(pb_arch_name(), "x86_64");
+	if (!strcmp(machine, "aarch64"))
+		return !strncmp(pb_arch_name(), "arm64-", 6);
+	return false;
+}
+
 const char *bench_kernel_unavailable(const struct bench_opts *o)
 {
 	struct utsname uts;
 
 	if (!(o->backend & BENCH_KERNEL))
 		return "not asked for (--backend model)";
-	if (strcmp(pb_arch_name(), "x86_64"))
+	if (uname(&uts) || !model_is_machine(uts.machine))
 		return "the model's architecture is not this machine's";
-	if (uname(&uts) || strcmp(uts.machine, "x86_64"))
-		return "this machine is not x86_64";
+	/* An arm64 kernel has one granule: the build must be of it. */
+	if (pb_page_size() != (unsigned long)sysconf(_SC_PAGESIZE))
+		return "the model's page size is not this kernel's";
 	if (geteuid())
 		return "not root (THP sysfs, /proc/kpageflags)";
 	return NULL;

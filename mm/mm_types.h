@@ -19,6 +19,22 @@
 
 #include "mm/arch/arch.h"
 
+/*
+ * The spin-wait hint of the CPU the model runs on, not of the modelled
+ * one: x86's pause, arm64's yield (as the kernels' cpu_relax()), else
+ * a compiler barrier alone.
+ */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" : : : "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
 /* A test-and-test-and-set spinlock; acquire/release pair with the data. */
 typedef struct { atomic_int locked; } spinlock_t;
 
@@ -29,7 +45,7 @@ static inline void spin_lock(spinlock_t *l)
 		if (!atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))
 			return;
 		while (atomic_load_explicit(&l->locked, memory_order_relaxed))
-			__builtin_ia32_pause();
+			cpu_relax();
 	}
 }
 static inline bool spin_trylock(spinlock_t *l)

@@ -56,7 +56,7 @@ static void page_data_lock(struct page *page)
 					memory_order_acquire) &
 	       (1UL << PG_data_lock))
 		while (raw_PageFlag(page, PG_data_lock))
-			__builtin_ia32_pause();
+			cpu_relax();
 }
 
 static void page_data_unlock(struct page *page)

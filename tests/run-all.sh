@@ -84,6 +84,9 @@ done
 	run_test x86-pae/test_torn_read "$BUILD/x86-pae/tests/test_torn_read"
 
 run_test scenario-tests env BUILD="$BUILD" sh tests/scenario-tests.sh
+# The arm64 guests' static binaries (make cross-arm64, not built here)
+# under qemu-aarch64-static: the records of this machine's arm64 builds.
+run_test cross-arm64 env BUILD="$BUILD" sh tests/cross-arm64.sh
 run_test bench-smoke env BUILD="$BUILD" sh tests/bench-smoke.sh
 run_test bench-replay env BUILD="$BUILD" sh tests/bench-replay.sh
 # The benchmark figures: ptebatch plot of the rows in docs/, bench --plot.

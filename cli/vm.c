@@ -224,6 +224,30 @@ static int guest_exec(struct vm_guest *g, const char *const *args,
 	return vm_exec(g, argv, cwd, NULL, 0, argv[3], r, why, whylen);
 }
 
+/*
+ * Each test's whole output, kept beside the kernel for reading after:
+ * kernels/NAME/selftests-out/N-PROG.txt (the totals alone do not say
+ * which case failed).
+ */
+static void save_output(const struct vm_kernel *k, int i, const char *cmd,
+			const struct vm_result *r)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.3900s/selftests-out", k->dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%.3900s/selftests-out/%02d-%s.txt",
+		 k->dir, i, selftests[i][0]);
+	f = fopen(path, "we");
+	if (!f)
+		return;
+	fprintf(f, "# %s\n", cmd);
+	fwrite(r->out, 1, r->out_len, f);
+	fwrite(r->err, 1, r->err_len, f);
+	fclose(f);
+}
+
 static int vm_selftests(int argc, char **argv)
 {
 	struct vm_boot_options bo = { .mem_mb = 4096 };
@@ -241,8 +265,11 @@ static int vm_selftests(int argc, char **argv)
 		fprintf(stderr, "ptebatch: vm selftests: %s\n", why);
 		return 4;
 	}
-	if (kernel_build_script(script, sizeof(script)))
+	if (kernel_build_script(script, sizeof(script))) {
+		fprintf(stderr, "ptebatch: vm selftests: cannot find "
+			"scripts/ beside this binary's tree\n");
 		return 1;
+	}
 	/* scripts/kernel-selftests beside scripts/kernel-build */
 	strcpy(strrchr(script, '/'), "/kernel-selftests");
 	build[0] = script;
@@ -273,7 +300,8 @@ static int vm_selftests(int argc, char **argv)
 		}
 	}
 	printf("# vm selftests on %s (tools/testing/selftests/mm of its "
-	       "source)\n", k.name);
+	       "source; each test's output in %s/selftests-out/)\n", k.name,
+	       k.dir);
 	printf("%-34s %6s %6s %6s %6s %6s %6s  %s\n", "TEST", "pass", "fail",
 	       "xfail", "xpass", "skip", "error", "exit");
 	for (i = 0; selftests[i][0]; i++) {
@@ -299,6 +327,7 @@ static int vm_selftests(int argc, char **argv)
 			failed = 1;
 			break;
 		}
+		save_output(&k, i, cmd, &r);
 		read_totals(r.out, &t);
 		if (t.have)
 			printf("%-34s %6ld %6ld %6ld %6ld %6ld %6ld  %d\n", cmd,

@@ -39,12 +39,18 @@ fi
 if [ -n "$why" ]; then
 	for t in "vm list" "one boot for a diff" "guest verdicts" \
 		"QEMU killed" "guest hung" "SIGTERM" "--time in instructions" \
-		"unknown kernel"; do
+		"--count" "--count of an untraceable function" \
+		"diff --functions" "unknown kernel"; do
 		skip "$t" "$why"
 	done
 	echo "1..$n"
 	exit 0
 fi
+
+# Is process $1 gone (or a zombie waiting for its new parent to reap it)?
+gone() {
+	[ -z "$1" ] || ! ps -o stat= -p "$1" 2>/dev/null | grep -qv '^Z'
+}
 
 S=tests/scenarios
 picks="$S/cow-basic-4k.scn $S/dio-read-partial-64k.scn $S/cow-mprotect-64k.scn"
@@ -79,7 +85,7 @@ diffpid=$!
 q=
 for i in $(seq 1 600); do
 	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
-	[ -n "$q" ] && grep -q 'booted in' "$tmp/out" && break
+	[ -n "$q" ] && grep -q '^MATCH ' "$tmp/out" && break
 	sleep 0.1
 done
 [ -n "$q" ] && kill -KILL "$q"
@@ -108,7 +114,7 @@ wait "$diffpid"
 status=$?
 log=$(sed -n 's/.*console log is kept in \([^ ]*\.console\).*/\1/p' "$tmp/out" | head -n 1)
 [ "$status" -eq 1 ] && grep -q 'hung (no answer in time) running' "$tmp/out" &&
-	{ [ -z "$q" ] || ! kill -0 "$q" 2>/dev/null; }
+	gone "$q"
 r=$?
 [ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
 tap_result $r "guest hung: ERROR after the timeout, QEMU killed"
@@ -129,7 +135,7 @@ wait "$diffpid"
 status=$?
 sleep 0.5
 left=$(find "$cache/run" -mindepth 1 2>/dev/null | head -n 3)
-[ "$status" -eq 143 ] && [ -z "$left" ] && { [ -z "$q" ] || ! kill -0 "$q" 2>/dev/null; }
+[ "$status" -eq 143 ] && [ -z "$left" ] && gone "$q"
 r=$?
 [ $r -eq 0 ] || echo "# status $status, left: $left"
 tap_result $r "SIGTERM: QEMU gone, nothing left in $cache/run"
@@ -143,7 +149,29 @@ r=$?
 [ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
 tap_result $r "run --backend vm --time: 'insns N' on each statement, no 'time'"
 
-# 7. A kernel that is not built: SKIP (exit 4), named.
+# 7. --count: the guest kernel's own count of a fault, by the process.
+printf 'P0 mmap A 16K rw\nP0 write A 0 16K value 0x11\n' >"$tmp/four.scn"
+"$TOOL" run --backend vm --count do_anonymous_page "$tmp/four.scn" >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 0 ] && [ "$(grep -c '^  count do_anonymous_page 0$' "$tmp/out")" -eq 1 ] &&
+	[ "$(grep -c '^  count do_anonymous_page 4$' "$tmp/out")" -eq 1 ]
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "run --backend vm --count: 4 write faults are 4 do_anonymous_page calls, the mmap none"
+"$TOOL" run --backend vm --count no_such_function_here "$tmp/four.scn" >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 4 ] && grep -q "no_such_function_here: this kernel cannot trace it" "$tmp/err"
+tap_result $? "run --backend vm --count of a function the kernel cannot trace: SKIP, named"
+
+# 8. diff --functions: a table that says how many statements agree.
+"$TOOL" diff --backend vm --functions "$tmp/four.scn" $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 0 ] && grep -q '^#   do_anonymous_page .* statements agree' "$tmp/out"
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "diff --functions: the agreement table"
+
+# 9. A kernel that is not built: SKIP (exit 4), named.
 "$TOOL" diff --backend vm:9.9-nosuch $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"
 status=$?
 [ "$status" -eq 4 ] && grep -q "no built kernel is '9.9-nosuch'" "$tmp/err"

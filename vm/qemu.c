@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,7 +44,10 @@ extern char **environ;
 
 struct vm_guest {
 	struct vm_kernel kernel;
+	bool kvm;		/* -accel kvm (the probe said it works) */
+	bool icount;
 	pid_t qemu;
+	pid_t helper;		/* mkfs.ext4 while it runs, else 0 */
 	int fd;			/* the port, connected */
 	bool dead;
 	char rundir[PATH_MAX];
@@ -80,6 +84,8 @@ static void on_signal(int sig)
 	if (g) {
 		if (g->qemu > 0)
 			kill(g->qemu, SIGKILL);
+		if (g->helper > 0)
+			kill(g->helper, SIGKILL);
 		guest_remove_files(g);
 		if (g->log[0])
 			unlink(g->log);
@@ -217,9 +223,16 @@ static int make_scratch(struct vm_guest *g, char *why, size_t whylen)
 		return -1;
 	}
 	close(fd);
-	if (spawn(argv, g->qemu_err, &pid) ||
-	    waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	if (spawn(argv, g->qemu_err, &pid)) {
+		snprintf(why, whylen, "cannot run mkfs.ext4 (Debian: apt-get "
+			 "install e2fsprogs)");
+		return -1;
+	}
+	g->helper = pid;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	g->helper = 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		snprintf(why, whylen, "mkfs.ext4 %s failed (Debian: apt-get "
 			 "install e2fsprogs)", g->scratch);
 		return -1;
@@ -269,10 +282,10 @@ static void qemu_command(const struct vm_guest *g,
 		ARG("max,pauth-impdef=on");
 	} else {
 		ARG("-cpu");
-		ARG("max");
+		ARG(g->kvm ? "host" : "max");
 	}
 	ARG("-accel");
-	ARG("tcg");
+	ARG(g->kvm ? "kvm" : "tcg");
 	ARG("-smp");
 	FMT("%d", o->cpus > 0 ? o->cpus : 1);
 	ARG("-m");
@@ -401,6 +414,96 @@ static int arm64_initramfs(const struct vm_kernel *k, char *buf, size_t size,
 	return 0;
 }
 
+/*
+ * Does KVM run a guest here?  /dev/kvm may open and still fail: on a
+ * machine that is itself a nested guest a stock kernel stops at once
+ * with "emulation failure".  So the probe boots @image with KVM and no
+ * root, and KVM works if the kernel got as far as panicking for want
+ * of one.  The answer is kept in the cache per host kernel release;
+ * PTEBATCH_VM_ACCEL=tcg or kvm decides instead.
+ */
+static bool kvm_works(const char *image, const char *rundir)
+{
+	const char *force = getenv("PTEBATCH_VM_ACCEL");
+	char cache[PATH_MAX], path[PATH_MAX + 32], log[PATH_MAX + 32];
+	char line[256], want[128], *argv[24];
+	struct utsname u;
+	bool ok = false;
+	int fd, i, status;
+	FILE *f;
+	pid_t pid;
+
+	if (force && !strcmp(force, "tcg"))
+		return false;
+	if (force && !strcmp(force, "kvm"))
+		return true;
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	uname(&u);
+	snprintf(want, sizeof(want), "%.64s ", u.release);
+	if (vm_cache_dir(cache, sizeof(cache)))
+		return false;
+	snprintf(path, sizeof(path), "%.200s/kvm-probe", cache);
+	f = fopen(path, "re");
+	if (f) {
+		bool known = fgets(line, sizeof(line), f) &&
+			     !strncmp(line, want, strlen(want));
+
+		fclose(f);
+		if (known)
+			return !strncmp(line + strlen(want), "yes", 3);
+	}
+	snprintf(log, sizeof(log), "%.200s/kvm-probe.console", rundir);
+	i = 0;
+	argv[i++] = "qemu-system-x86_64";
+	argv[i++] = "-accel";
+	argv[i++] = "kvm";
+	argv[i++] = "-cpu";
+	argv[i++] = "host";
+	argv[i++] = "-m";
+	argv[i++] = "256";
+	argv[i++] = "-nodefaults";
+	argv[i++] = "-display";
+	argv[i++] = "none";
+	argv[i++] = "-no-reboot";
+	argv[i++] = "-serial";
+	snprintf(line, sizeof(line), "file:%.200s", log);
+	argv[i++] = line;
+	argv[i++] = "-kernel";
+	argv[i++] = (char *)image;
+	argv[i++] = "-append";
+	argv[i++] = "console=ttyS0 panic=-1 root=/dev/ptebatch-none";
+	argv[i] = NULL;
+	if (spawn(argv, "/dev/null", &pid) == 0) {
+		for (i = 0; i < 600; i++) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			usleep(100 * 1000);
+		}
+		if (i == 600) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+		f = fopen(log, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (strstr(line, "Kernel panic") ||
+			    strstr(line, "VFS: Unable to mount root"))
+				ok = true;
+		if (f)
+			fclose(f);
+	}
+	unlink(log);
+	f = fopen(path, "we");
+	if (f) {
+		fprintf(f, "%s%s (probed by booting %s with -accel kvm)\n",
+			want, ok ? "yes" : "no", image);
+		fclose(f);
+	}
+	return ok;
+}
+
 static unsigned int request_timeout(const struct vm_boot_options *o)
 {
 	const char *env = getenv("PTEBATCH_VM_TIMEOUT");
@@ -463,6 +566,10 @@ struct vm_guest *vm_boot(const struct vm_kernel *k,
 		return NULL;
 	}
 	watch_signals(g);
+	/* icount is TCG's: the guest's clock counts its instructions. */
+	g->icount = o->icount;
+	g->kvm = !o->icount && !strcmp(k->arch, "x86_64") &&
+		 kvm_works(k->image, g->rundir);
 	if (make_scratch(g, why, whylen))
 		goto fail;
 	lfd = listen_agent(g, why, whylen);
@@ -580,6 +687,11 @@ const struct vm_kernel *vm_guest_kernel(const struct vm_guest *g)
 	return &g->kernel;
 }
 
+const char *vm_guest_accel(const struct vm_guest *g)
+{
+	return g->kvm ? "KVM" : g->icount ? "TCG, icount" : "TCG";
+}
+
 void vm_shutdown(struct vm_guest *g, bool keep_log)
 {
 	if (!g)
@@ -600,6 +712,21 @@ void vm_shutdown(struct vm_guest *g, bool keep_log)
 	if (g->fd >= 0)
 		close(g->fd);
 	guest_remove_files(g);
+	/*
+	 * A kernel of ours runs with DEBUG_VM and PAGE_TABLE_CHECK: a
+	 * warning or BUG it logged is news, even when every result came.
+	 */
+	if (!g->dead && g->log[0]) {
+		char words[400];
+
+		console_last_words(g->log, words, sizeof(words));
+		if (words[0]) {
+			fprintf(stderr, "ptebatch: vm: the guest's kernel (%s) "
+				"logged: %s (its console log is kept in %s)\n",
+				g->kernel.name, words, g->log);
+			keep_log = true;
+		}
+	}
 	if (!keep_log && !g->dead && g->log[0])
 		unlink(g->log);
 	if (signal_guest == g)

@@ -91,8 +91,9 @@ int vm_exec(struct vm_guest *g, char *const argv[], const char *cwd,
 	    const void *in, size_t in_len, const char *what,
 	    struct vm_result *r, char *why, size_t whylen);
 
-/* The kernel the guest runs, for messages. */
+/* The kernel the guest runs, and how QEMU runs it, for messages. */
 const struct vm_kernel *vm_guest_kernel(const struct vm_guest *g);
+const char *vm_guest_accel(const struct vm_guest *g);
 
 /*
  * Power the guest off (or kill it) and remove what the boot made; the

@@ -39,7 +39,7 @@ static const char *const default_set[] = {
 	"do_wp_page", "wp_page_reuse", "wp_page_copy", "do_anonymous_page",
 	"flush_tlb_mm_range", "contpte_convert",
 	"contpte_ptep_set_access_flags", "copy_present_ptes",
-	"zap_present_ptes", "change_pte_range", "__split_huge_pmd",
+	"zap_present_ptes", "change_pte_range", "split_huge_pmd_locked",
 	NULL
 };
 

@@ -445,7 +445,7 @@ static const struct diff_fn_pair {
 	{ "flush_tlb_mm_range", { "tlb_flush" } },
 	{ "contpte_convert", { "contpte_convert" } },
 	{ "folio_pte_batch_flags", { "pte_batch" } },
-	{ "__split_huge_pmd", { "pmd_split" } },
+	{ "split_huge_pmd_locked", { "pmd_split" } },
 };
 
 static bool rec_value(const struct rec_stat *v, int nr, const char *name,

@@ -40,7 +40,7 @@ if [ -n "$why" ]; then
 	for t in "vm list" "one boot for a diff" "guest verdicts" \
 		"QEMU killed" "guest hung" "SIGTERM" "--time in instructions" \
 		"--count" "--count of an untraceable function" \
-		"diff --functions" "unknown kernel"; do
+		"diff --functions" "bench replay" "unknown kernel"; do
 		skip "$t" "$why"
 	done
 	echo "1..$n"
@@ -171,7 +171,17 @@ r=$?
 [ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
 tap_result $r "diff --functions: the agreement table"
 
-# 9. A kernel that is not built: SKIP (exit 4), named.
+# 9. bench replay --backend vm: the guest's rows come back into --json.
+"$TOOL" bench replay "$tmp/four.scn" --backend vm --reps 1 \
+	--json "$tmp/rows.json" >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 0 ] && grep -q '"backend":"kernel"' "$tmp/rows.json" &&
+	grep -q '"machine":"QEMU' "$tmp/rows.json"
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "bench replay --backend vm: the guest's kernel rows in --json, its machine named"
+
+# 10. A kernel that is not built: SKIP (exit 4), named.
 "$TOOL" diff --backend vm:9.9-nosuch $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"
 status=$?
 [ "$status" -eq 4 ] && grep -q "no built kernel is '9.9-nosuch'" "$tmp/err"

@@ -282,7 +282,7 @@ bench: $(TOOL)
 
 # Kernels of our own (vm/, docs/VM.md): `make kernel` builds one into
 # ~/.cache/ptebatch/kernels/NAME (scripts/kernel-build: Debian's
-# linux-source-7.3, kernel/config/, ccache; 23 min the first time here).
+# linux-source-7.3, kernel/config/, ccache; 20+ minutes the first time).
 # KERNEL_ARCH=arm64 KERNEL_GRANULE=16k, KERNEL_PATCHES=DIR choose another.
 # `make check-vm` builds what is missing and runs tests/vm.sh with the
 # whole suite diffed in a guest (CI's `make check` skips those tests

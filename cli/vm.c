@@ -39,7 +39,7 @@ static void vm_usage(FILE *f)
 	      "          kernel/config/ and build into"
 	      " ~/.cache/ptebatch/kernels/NAME\n"
 	      "          (NAME = VERSION[+SERIES]-ARCH-GRANULE-HASH; ccache;"
-	      " about 23 min\n"
+	      " 20+ min\n"
 	      "          the first time on 2 cores); the same as"
 	      " scripts/kernel-build\n"
 	      "  list    the built kernels, newest first\n"

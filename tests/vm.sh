@@ -34,7 +34,7 @@ elif [ -n "${SAN:-}" ]; then
 elif ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	why="no qemu-system-x86_64 (scripts/install-deps --vm)"
 elif ! "$TOOL" vm list 2>/dev/null | grep -q ' x86_64 '; then
-	why="no x86_64 kernel built in $cache/kernels (make kernel, about 23 min)"
+	why="no x86_64 kernel built in $cache/kernels (make kernel: 20+ minutes)"
 fi
 if [ -n "$why" ]; then
 	for t in "vm list" "one boot for a diff" "guest verdicts" \

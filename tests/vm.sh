@@ -38,7 +38,8 @@ elif ! "$TOOL" vm list 2>/dev/null | grep -q ' x86_64 '; then
 fi
 if [ -n "$why" ]; then
 	for t in "vm list" "one boot for a diff" "guest verdicts" \
-		"QEMU killed" "guest hung" "SIGTERM" "--time in instructions" \
+		"QEMU killed" "guest hung" "SIGTERM" "SIGKILL" \
+		"--time in instructions" \
 		"--count" "--count of an untraceable function" \
 		"diff --functions" "bench replay" "unknown kernel"; do
 		skip "$t" "$why"
@@ -139,6 +140,29 @@ left=$(find "$cache/run" -mindepth 1 2>/dev/null | head -n 3)
 r=$?
 [ $r -eq 0 ] || echo "# status $status, left: $left"
 tap_result $r "SIGTERM: QEMU gone, nothing left in $cache/run"
+
+# 5b. SIGKILL, which no handler sees: QEMU dies with it (PR_SET_PDEATHSIG),
+# and the next boot removes the run directory it left.
+"$TOOL" diff --backend vm $S/cow-basic-4k.scn $S/cow-basic-1m.scn \
+	$S/cow-basic-64k.scn >"$tmp/out" 2>"$tmp/err" &
+diffpid=$!
+q=
+for i in $(seq 1 600); do
+	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
+	[ -n "$q" ] && grep -q '^MATCH ' "$tmp/out" && break
+	sleep 0.1
+done
+kill -KILL "$diffpid"
+wait "$diffpid"
+sleep 1
+stale=$(find "$cache/run" -mindepth 1 -maxdepth 1 -name "boot-$diffpid-*" | head -n 1)
+"$TOOL" diff --backend vm:9.9-nosuch $S/cow-basic-4k.scn >/dev/null 2>&1
+"$TOOL" diff --backend vm $S/cow-basic-4k.scn >"$tmp/out2" 2>&1
+gone "$q" && [ -n "$stale" ] && [ ! -e "$stale" ] && grep -q '^MATCH ' "$tmp/out2"
+r=$?
+[ $r -eq 0 ] || echo "# qemu $q, stale '$stale'"
+tap_result $r "SIGKILL: QEMU dies with ptebatch, the next boot removes what was left"
+rm -f "$cache"/logs/*-"$diffpid".console
 
 # 6. --time in a guest: instructions, labelled so.
 "$TOOL" run --backend vm --time --reps 1 $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"

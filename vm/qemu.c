@@ -14,6 +14,7 @@
  * asked.  Every file a boot makes is in one run directory, removed at
  * the end, on error and on SIGINT/SIGTERM/SIGHUP (which also stop QEMU).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -206,6 +208,91 @@ static int spawn(char *const argv[], const char *out_path, pid_t *pid)
 	return err;
 }
 
+/*
+ * QEMU, dying with us: a SIGKILL of ptebatch (which no handler sees) must
+ * not leave a guest running.  So not posix_spawn(): the child asks for
+ * PR_SET_PDEATHSIG before it execs; an exec that fails says why through
+ * a close-on-exec pipe.  0 or a positive errno.
+ */
+static int spawn_qemu(char *const argv[], const char *out_path, pid_t *pid)
+{
+	pid_t parent = getpid();
+	int p[2], err = 0;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC))
+		return errno;
+	*pid = fork();
+	if (*pid < 0) {
+		err = errno;
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	if (*pid == 0) {
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			       0600);
+		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+		    dup2(out, 2) < 0)
+			err = errno;
+		else
+			execvp(argv[0], argv);
+		err = err ? err : errno;
+		(void)!write(p[1], &err, sizeof(err));
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	if (n == sizeof(err)) {
+		waitpid(*pid, NULL, 0);
+		*pid = -1;
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Run directories of boots whose ptebatch is gone (SIGKILL: no handler
+ * ran): boot-PID-XXXXXX with no process PID.  Their files are ours, the
+ * three a boot makes; anything else keeps the directory.
+ */
+static void remove_stale_runs(const char *run)
+{
+	static const char *const files[] = { "agent.sock", "scratch.img",
+					     "qemu.out" };
+	DIR *d = opendir(run);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX + 300];
+		long pid;
+		size_t i;
+
+		if (strncmp(e->d_name, "boot-", 5))
+			continue;
+		pid = strtol(e->d_name + 5, NULL, 10);
+		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), "%.200s/%.64s/%s", run,
+				 e->d_name, files[i]);
+			unlink(path);
+		}
+		snprintf(path, sizeof(path), "%.200s/%.64s", run, e->d_name);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* A sparse file made ext4, for the guest's O_DIRECT files and swap. */
 static int make_scratch(struct vm_guest *g, char *why, size_t whylen)
 {
@@ -373,14 +460,16 @@ static int guest_paths(struct vm_guest *g, char *why, size_t whylen)
 	snprintf(g->rundir, sizeof(g->rundir), "%.60s/run", cache);
 	if (mkdir(g->rundir, 0700) && errno != EEXIST)
 		goto fail;
-	snprintf(g->rundir, sizeof(g->rundir), "%.60s/run/boot-XXXXXX", cache);
+	remove_stale_runs(g->rundir);
+	snprintf(g->rundir, sizeof(g->rundir), "%.60s/run/boot-%d-XXXXXX",
+		 cache, (int)getpid());
 	if (!mkdtemp(g->rundir)) {
 		g->rundir[0] = '\0';
 		goto fail;
 	}
-	snprintf(g->sock, sizeof(g->sock), "%.80s/agent.sock", g->rundir);
-	snprintf(g->scratch, sizeof(g->scratch), "%.80s/scratch.img", g->rundir);
-	snprintf(g->qemu_err, sizeof(g->qemu_err), "%.80s/qemu.out", g->rundir);
+	snprintf(g->sock, sizeof(g->sock), "%.100s/agent.sock", g->rundir);
+	snprintf(g->scratch, sizeof(g->scratch), "%.100s/scratch.img", g->rundir);
+	snprintf(g->qemu_err, sizeof(g->qemu_err), "%.100s/qemu.out", g->rundir);
 	return 0;
 fail:
 	snprintf(why, whylen, "cannot make %s: %s", g->log, strerror(errno));
@@ -584,7 +673,7 @@ struct vm_guest *vm_boot(const struct vm_kernel *k,
 			fprintf(stderr, " %s", argv[i]);
 		fputc('\n', stderr);
 	}
-	err = spawn(argv, g->qemu_err, &g->qemu);
+	err = spawn_qemu(argv, g->qemu_err, &g->qemu);
 	if (err) {
 		snprintf(why, whylen, "cannot run %s: %s (Debian: apt-get "
 			 "install qemu-system-x86)", argv[0], strerror(err));

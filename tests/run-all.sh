@@ -105,7 +105,7 @@ run_test explore-smoke env BUILD="$BUILD" \
 # The build names what is missing and rebuilds nothing twice.
 run_test build-checks env BUILD="$BUILD" SAN="${SAN:-}" sh tests/build-checks.sh
 # Bad input to every command and flag: refused in one line, never a crash.
-run_test cli-errors env BUILD="$BUILD" sh tests/cli-errors.sh
+run_test cli-errors env BUILD="$BUILD" SAN="${SAN:-}" sh tests/cli-errors.sh
 # run --svg: the drawing's cells against the record, pins, copies,
 # folding, escaping, bad paths; as root the kernel's drawing too.
 run_test run-svg env BUILD="$BUILD" SAN="${SAN:-}" sh tests/run-svg.sh

@@ -53,6 +53,18 @@ gone() {
 	[ -z "$1" ] || ! ps -o stat= -p "$1" 2>/dev/null | grep -qv '^Z'
 }
 
+# await_qemu PATTERN: the QEMU of the diff $diffpid into $q, once its
+# output ($tmp/out) has a line matching PATTERN ('' : once it runs); at
+# most a minute.
+await_qemu() {
+	q=
+	for i in $(seq 1 600); do
+		q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
+		[ -n "$q" ] && { [ -z "$1" ] || grep -q "$1" "$tmp/out"; } && return
+		sleep 0.1
+	done
+}
+
 S=tests/scenarios
 picks="$S/cow-basic-4k.scn $S/dio-read-partial-64k.scn $S/cow-mprotect-64k.scn"
 for f in $S/iouring-fork-64k.scn $S/vmsplice-pin-64k.scn; do
@@ -83,12 +95,7 @@ ls "$cache/logs" >"$tmp/logs-before" 2>/dev/null
 "$TOOL" diff --backend vm $S/cow-basic-4k.scn $S/cow-basic-2m-pte.scn \
 	$S/cow-basic-1m.scn >"$tmp/out" 2>"$tmp/err" &
 diffpid=$!
-q=
-for i in $(seq 1 600); do
-	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
-	[ -n "$q" ] && grep -q '^MATCH ' "$tmp/out" && break
-	sleep 0.1
-done
+await_qemu '^MATCH '
 [ -n "$q" ] && kill -KILL "$q"
 wait "$diffpid"
 status=$?
@@ -104,12 +111,7 @@ tap_result $r "QEMU killed: ERROR naming kernel and scenario, console log kept"
 PTEBATCH_VM_TIMEOUT=3 "$TOOL" diff --backend vm $S/cow-basic-4k.scn \
 	$S/cow-basic-1m.scn >"$tmp/out" 2>"$tmp/err" &
 diffpid=$!
-q=
-for i in $(seq 1 600); do
-	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
-	[ -n "$q" ] && grep -q 'booted in' "$tmp/out" && break
-	sleep 0.1
-done
+await_qemu 'booted in'
 [ -n "$q" ] && kill -STOP "$q"
 wait "$diffpid"
 status=$?
@@ -124,12 +126,7 @@ tap_result $r "guest hung: ERROR after the timeout, QEMU killed"
 # 5. SIGTERM: QEMU stopped, the run directory and the log removed.
 "$TOOL" diff --backend vm $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err" &
 diffpid=$!
-q=
-for i in $(seq 1 300); do
-	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
-	[ -n "$q" ] && break
-	sleep 0.1
-done
+await_qemu ''
 sleep 1
 kill -TERM "$diffpid"
 wait "$diffpid"
@@ -146,12 +143,7 @@ tap_result $r "SIGTERM: QEMU gone, nothing left in $cache/run"
 "$TOOL" diff --backend vm $S/cow-basic-4k.scn $S/cow-basic-1m.scn \
 	$S/cow-basic-64k.scn >"$tmp/out" 2>"$tmp/err" &
 diffpid=$!
-q=
-for i in $(seq 1 600); do
-	q=$(pgrep -P "$diffpid" qemu-system 2>/dev/null | head -n 1)
-	[ -n "$q" ] && grep -q '^MATCH ' "$tmp/out" && break
-	sleep 0.1
-done
+await_qemu '^MATCH '
 kill -KILL "$diffpid"
 wait "$diffpid"
 sleep 1

@@ -665,14 +665,6 @@ struct vm_guest *vm_boot(const struct vm_kernel *k,
 	if (lfd < 0)
 		goto fail;
 	qemu_command(g, o, init, false, argv, 64, bufs);
-	if (o->verbose) {
-		int i;
-
-		fprintf(stderr, "ptebatch: vm:");
-		for (i = 0; argv[i]; i++)
-			fprintf(stderr, " %s", argv[i]);
-		fputc('\n', stderr);
-	}
 	err = spawn_qemu(argv, g->qemu_err, &g->qemu);
 	if (err) {
 		snprintf(why, whylen, "cannot run %s: %s (Debian: apt-get "

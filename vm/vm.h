@@ -56,7 +56,6 @@ struct vm_boot_options {
 	bool icount;		/* -icount shift=0: guest time = instructions */
 	/* Seconds one request may take before the guest is called hung. */
 	unsigned int request_timeout;
-	bool verbose;		/* QEMU's command line on stderr */
 };
 
 /*

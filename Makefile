@@ -234,7 +234,8 @@ check: tests
 # since a guest's kernel has one page size and the model is built for it:
 # $(BUILD)/cross/arm64-4k/ptebatch, arm64-16k, arm64-64k.  The tool only,
 # none of the tests (tests/cross-arm64.sh runs the 4K one under
-# qemu-aarch64-static; scripts/arm64-initramfs makes an initramfs of one).
+# qemu-aarch64-static), and the guests' root file systems:
+# scripts/arm64-initramfs puts each in an initramfs in the cache.
 # The first run fetches the sysroot (scripts/arm64-sysroot: the network).
 # The link warns that libtraceevent's plugin loader calls dlopen, which
 # a static binary can do only with the glibc it was linked with: the
@@ -245,6 +246,9 @@ cross-arm64: $(ARM64_SYSROOT)/.ptebatch-packages
 		$(MAKE) CROSS=arm64 ARCH=$$a BUILD=$(call shq,$(BUILD)/cross) \
 			CC=$(call shq,$(ARM64_CC)) \
 			$(call shq,$(BUILD)/cross)/$$a/ptebatch || exit 1; \
+		BUILD=$(call shq,$(BUILD)) \
+		PTEBATCH_CACHE=$(call shq,$(PTEBATCH_CACHE)) \
+			scripts/arm64-initramfs $$a >/dev/null || exit 1; \
 	done
 
 # The script decides whether there is anything to fetch; the stamp is

@@ -277,7 +277,7 @@ static enum diff_verdict diff_model_run(const struct scenario *s,
 		return DIFF_ERROR;
 	}
 	b->want_kstats = c->counters;
-	b->want_stats = c->functions != NULL;
+	b->want_stats = c->functions;
 	ret = scenario_run(s, b, outf, errf, 1);
 	b->ops->destroy(b);
 	fclose(outf);
@@ -359,25 +359,30 @@ static enum diff_verdict diff_kernel_run(const struct diff_config *c,
 {
 	const char *self = c->self;
 	static const char skip_mark[] = ": skipped on backend kernel: ";
-	char *argv[] = { (char *)self, "run", "--backend", "kernel",
-			 "--no-check", "--name", (char *)f->path, "--",
-			 "/dev/stdin", NULL, NULL, NULL, NULL };
 	struct text err = { 0 };
 	enum diff_verdict v = DIFF_ERROR;
 	int status, in = text_memfd(f);
 	char line[400];
 	const char *mark;
+	char *argv[16];
+	int argc = 0;
 
-	char *fn_argv[] = { (char *)self, "run", "--backend", "kernel",
-			    "--no-check", "--count", "default", "--name",
-			    (char *)f->path, "--", "/dev/stdin", NULL };
-
-	if (kstats) {	/* "--kstats" before the "--" */
-		memmove(&argv[8], &argv[7], 3 * sizeof(argv[0]));
-		argv[7] = "--kstats";
+	argv[argc++] = (char *)self;
+	argv[argc++] = "run";
+	argv[argc++] = "--backend";
+	argv[argc++] = "kernel";
+	argv[argc++] = "--no-check";
+	if (kstats)
+		argv[argc++] = "--kstats";
+	if (c->functions) {
+		argv[argc++] = "--count";
+		argv[argc++] = "default";
 	}
-	if (c->functions && !kstats)
-		memcpy(argv, fn_argv, sizeof(fn_argv));
+	argv[argc++] = "--name";
+	argv[argc++] = (char *)f->path;
+	argv[argc++] = "--";
+	argv[argc++] = "/dev/stdin";
+	argv[argc] = NULL;
 	if (c->vm) {
 		char cwd[PATH_MAX];
 		struct vm_result r;
@@ -463,7 +468,7 @@ static bool rec_value(const struct rec_stat *v, int nr, const char *name,
 }
 
 /* Tally @m's counters against @k's function counts, statement by statement. */
-static void diff_functions_tally(struct diff_fn_tally *t, const char *path,
+static void diff_functions_tally(struct diff_tally *t, const char *path,
 				 const struct record *m, const struct record *k)
 {
 	int i, p, j;
@@ -472,7 +477,7 @@ static void diff_functions_tally(struct diff_fn_tally *t, const char *path,
 		const struct rec_stmt *ms = &m->stmts[i], *ks = &k->stmts[i];
 
 		for (p = 0; p < DIFF_FN_PAIRS; p++) {
-			struct diff_fn_pair_tally *pt = &t->pair[p];
+			struct diff_agreement *pt = &t->pair[p];
 			const struct diff_fn_pair *dp = &diff_fn_pairs[p];
 			uint64_t kv, mv = 0, v;
 			bool have = false;
@@ -501,31 +506,59 @@ static void diff_functions_tally(struct diff_fn_tally *t, const char *path,
 	}
 }
 
-void diff_functions_report(FILE *f, const struct diff_fn_tally *t)
+/*
+ * One row of a table: @agree of @total statements, and the first other.
+ * @with: the model's counters, where their names are not the kernel's.
+ */
+static void agreement_row(FILE *f, const char *name, const char *with,
+			  const struct diff_agreement *a)
+{
+	char what[128];
+
+	if (with)
+		snprintf(what, sizeof(what), "%-22s ~ %-28s", name, with);
+	else
+		snprintf(what, sizeof(what), "%-53s", name);
+	if (!a->total) {
+		fprintf(f, "#   %s not counted (this kernel cannot trace it,"
+			" or no statement had it)\n", what);
+		return;
+	}
+	fprintf(f, "#   %s %lu of %lu statements agree (%.1f%%)%s%s\n",
+		what, a->agree, a->total,
+		100.0 * (double)a->agree / (double)a->total,
+		a->first[0] ? "; first: " : "", a->first);
+}
+
+void diff_tally_report(FILE *f, const struct diff_tally *t, bool functions,
+		       bool counters)
 {
 	int p, j;
 
-	fprintf(f, "# functions: the guest kernel's calls against the model's"
-		" counters, per statement\n");
-	for (p = 0; p < DIFF_FN_PAIRS; p++) {
-		const struct diff_fn_pair_tally *pt = &t->pair[p];
-		char stats[128] = "";
+	if (functions) {
+		fprintf(f, "# functions: the guest kernel's calls against the"
+			" model's counters, per statement\n");
+		for (p = 0; p < DIFF_FN_PAIRS; p++) {
+			char stats[128] = "";
 
-		for (j = 0; j < 3 && diff_fn_pairs[p].stats[j]; j++)
-			snprintf(stats + strlen(stats),
-				 sizeof(stats) - strlen(stats), "%s%s",
-				 j ? "+" : "", diff_fn_pairs[p].stats[j]);
-		if (!pt->total) {
-			fprintf(f, "#   %-22s ~ %-28s not counted (this kernel"
-				" cannot trace it, or no statement had it)\n",
-				diff_fn_pairs[p].func, stats);
-			continue;
+			for (j = 0; j < 3 && diff_fn_pairs[p].stats[j]; j++)
+				snprintf(stats + strlen(stats),
+					 sizeof(stats) - strlen(stats), "%s%s",
+					 j ? "+" : "",
+					 diff_fn_pairs[p].stats[j]);
+			agreement_row(f, diff_fn_pairs[p].func, stats,
+				      &t->pair[p]);
 		}
-		fprintf(f, "#   %-22s ~ %-28s %lu of %lu statements agree"
-			" (%.1f%%)%s%s\n", diff_fn_pairs[p].func, stats,
-			pt->agree, pt->total, 100.0 * (double)pt->agree /
-			(double)pt->total, pt->first[0] ? "; first: " : "",
-			pt->first);
+	}
+	if (counters) {
+		fprintf(f, "# counters: the kernel's accounting against the"
+			" model's, per statement where either is not 0 (the"
+			" least of the kernel's runs; pgfault a lower bound)\n");
+		for (p = 0; p < t->nr_kstats; p++)
+			agreement_row(f, t->kstat[p].name, NULL,
+				      &t->kstat[p].a);
+		if (!t->nr_kstats)
+			fprintf(f, "#   no statement counted anything\n");
 	}
 }
 
@@ -609,6 +642,41 @@ static void pause_before_run(int nr)
 	nanosleep(&pause, NULL);
 }
 
+struct kstats_tally {
+	struct diff_tally *t;
+	const char *path;
+};
+
+/* One counter of one statement, where the model or the kernel counted. */
+static void kstat_tally_one(void *arg, const struct rec_stmt *m,
+			    const char *name, uint64_t mv, uint64_t kv)
+{
+	struct kstats_tally *kt = arg;
+	struct diff_tally *t = kt->t;
+	struct diff_agreement *a = NULL;
+	int i;
+
+	if (!mv && !kv)
+		return;
+	for (i = 0; i < t->nr_kstats && !a; i++)
+		if (!strcmp(t->kstat[i].name, name))
+			a = &t->kstat[i].a;
+	if (!a) {
+		if (t->nr_kstats == DIFF_KSTAT_NAMES)
+			return;		/* more names than the table holds */
+		snprintf(t->kstat[t->nr_kstats].name,
+			 sizeof(t->kstat[0].name), "%s", name);
+		a = &t->kstat[t->nr_kstats++].a;
+	}
+	a->total++;
+	if (kstat_agrees(name, mv, kv))
+		a->agree++;
+	else if (!a->first[0])
+		snprintf(a->first, sizeof(a->first), "%.200s statement %d"
+			 " (%.80s): model %" PRIu64 ", kernel %" PRIu64,
+			 kt->path, m->number, m->text, mv, kv);
+}
+
 /*
  * --counters, once the records matched: the kernel accounting counters
  * of @model's record against @kernel's and, while some differ, those of
@@ -651,6 +719,12 @@ static enum diff_verdict diff_counters(const struct diff_config *c,
 			goto out;
 		}
 		nr++;
+	}
+	if (c->tally) {
+		struct kstats_tally kt = { c->tally, f->path };
+
+		kstats_for_each(m, (const struct record *const *)k, nr,
+				kstat_tally_one, &kt);
 	}
 	if (!differ) {
 		v = DIFF_MATCH;
@@ -831,14 +905,14 @@ enum diff_verdict diff_one(const struct diff_config *c,
 	if (v == DIFF_MATCH && c->counters)
 		v = diff_counters(c, f, &model, &kernel, detail, why,
 				  whylen);
-	if (v == DIFF_MATCH && c->functions) {
+	if (v == DIFF_MATCH && c->functions && c->tally) {
 		char w[256];
 		struct record *m = diff_parse("model", &model, w, sizeof(w));
 		struct record *k = m ? diff_parse("kernel", &kernel, w,
 						  sizeof(w)) : NULL;
 
 		if (m && k)
-			diff_functions_tally(c->functions, f->path, m, k);
+			diff_functions_tally(c->tally, f->path, m, k);
 		record_free(m);
 		record_free(k);
 	}
@@ -948,7 +1022,9 @@ static void diff_usage(FILE *f)
 	      " system-wide, so\n"
 	      "                    up to 5 kernel runs, the least taken;"
 	      " pgfault only as a\n"
-	      "                    lower bound (docs/MODEL.md)\n"
+	      "                    lower bound (docs/MODEL.md); at the end,"
+	      " a table of how\n"
+	      "                    many statements agree on each counter\n"
 	      "  --random N        N random scenarios instead of files"
 	      " (scenario/generate.c);\n"
 	      "                    a mismatch is run again, shrunk (ddmin)"
@@ -1218,7 +1294,7 @@ static int diff_vm_boot(const char *spec, struct vm_guest **g)
 
 static int diff_main(int argc, char **argv)
 {
-	static struct diff_fn_tally fn_tally;
+	static struct diff_tally tally;
 	struct diff_options opts = { 0 };
 	struct diff_config c = { 0 };
 	int counts[DIFF_VARIES + 1] = { 0 }, i, ret, thp_disable_saved = -1;
@@ -1281,8 +1357,8 @@ static int diff_main(int argc, char **argv)
 	c.variant_name = variant_name;
 	c.counters = opts.counters;
 	c.vary_runs = DIFF_VARY_RUNS;
-	if (opts.functions)
-		c.functions = &fn_tally;
+	c.functions = opts.functions;
+	c.tally = &tally;
 	diff_host_setup(&c);
 	for (i = 0; i < opts.nr_files; i++) {
 		struct text detail = { 0 };
@@ -1309,8 +1385,9 @@ static int diff_main(int argc, char **argv)
 	if (counts[DIFF_ERROR])
 		printf(", %d error", counts[DIFF_ERROR]);
 	putchar('\n');
-	if (c.functions)
-		diff_functions_report(stdout, c.functions);
+	if (opts.functions || opts.counters)
+		diff_tally_report(stdout, &tally, opts.functions,
+				  opts.counters);
 	ret = counts[DIFF_MISMATCH] || counts[DIFF_ERROR] ? 1 :
 	      counts[DIFF_VARIES] ? DIFF_EXIT_VARIES : 0;
 	if (thp_disable_saved >= 0)

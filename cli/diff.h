@@ -67,22 +67,42 @@ struct diff_config {
 	/*
 	 * --functions: the guest kernel's function counts (run --count
 	 * default) held to the model's cost counters, statement by
-	 * statement, tallied here over the run.
+	 * statement.
 	 */
-	struct diff_fn_tally *functions;
+	bool functions;
+	/*
+	 * Not NULL: how many statements agree, per function pair
+	 * (--functions) and per accounting counter (--counters), tallied
+	 * over the run.
+	 */
+	struct diff_tally *tally;
+};
+
+/* How many statements agree on one counter, and the first that does not. */
+struct diff_agreement {
+	unsigned long agree, total;
+	char first[400];		/* the first disagreement, or "" */
 };
 
 /* One model counter (a sum of cost counters) against one function. */
 #define DIFF_FN_PAIRS	8
-struct diff_fn_tally {
-	struct diff_fn_pair_tally {
-		unsigned long agree, total;
-		char first[400];	/* the first disagreement, or "" */
-	} pair[DIFF_FN_PAIRS];
+/* Accounting counters told apart (pins, THP faults, per-size ones). */
+#define DIFF_KSTAT_NAMES	64
+struct diff_tally {
+	struct diff_agreement pair[DIFF_FN_PAIRS];
+	struct diff_kstat_agreement {
+		char name[48];
+		struct diff_agreement a;
+	} kstat[DIFF_KSTAT_NAMES];
+	int nr_kstats;
 };
 
-/* The table of --functions after a run, as "# " lines on @f. */
-void diff_functions_report(FILE *f, const struct diff_fn_tally *t);
+/*
+ * The tables after a run, as "# " lines on @f: the function pairs if
+ * @functions, the accounting counters if @counters.
+ */
+void diff_tally_report(FILE *f, const struct diff_tally *t, bool functions,
+		       bool counters);
 
 /*
  * @f parsed, run on the model (in this process) and on the kernel (the

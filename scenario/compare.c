@@ -1127,36 +1127,27 @@ static bool same_statements(const struct record *model,
 }
 
 /*
- * Counter @name of statement @i: the model's against the least of the
- * kernel records'.  Returns 1 and prints the line if they differ.
+ * Counter @name of statement @i: the model's, and the least of the
+ * kernel records' with the model's statements (false: no such record).
  */
-static int compare_kstat(const struct record *model,
-			 const struct record *const *kernel, int nr_kernel,
-			 int i, const char *name, const char *prefix,
-			 FILE *report)
+static bool kstat_pair(const struct record *model,
+		       const struct record *const *kernel, int nr_kernel,
+		       int i, const char *name, uint64_t *mv, uint64_t *kv)
 {
-	const struct rec_stmt *m = &model->stmts[i];
-	uint64_t mv = kstat_value(m, name), kv = UINT64_MAX;
 	int r;
 
+	*mv = kstat_value(&model->stmts[i], name);
+	*kv = UINT64_MAX;
 	for (r = 0; r < nr_kernel; r++) {
 		uint64_t v;
 
 		if (!same_statements(model, kernel[r]))
 			continue;
 		v = kstat_value(&kernel[r]->stmts[i], name);
-		if (v < kv)
-			kv = v;
+		if (v < *kv)
+			*kv = v;
 	}
-	if (kv == UINT64_MAX || kv == mv)
-		return 0;
-	if (!strcmp(name, "pgfault") && kv > mv)
-		return 0;
-	if (report)
-		fprintf(report, "%sstatement %d (%s): %s model %" PRIu64
-			" kernel %" PRIu64 "\n", prefix, m->number, m->text,
-			name, mv, kv);
-	return 1;
+	return *kv != UINT64_MAX;
 }
 
 /* Has a statement before @i's of @kernel's records a counter @name? */
@@ -1171,22 +1162,37 @@ static bool kstat_named_before(const struct rec_stmt *st, int k,
 	return false;
 }
 
-int compare_kstats(const struct record *model,
-		   const struct record *const *kernel, int nr_kernel,
-		   const char *prefix, FILE *report)
+/* Is @name a counter of statement @i in a kernel record before @r's? */
+static bool kstat_in_earlier_run(const struct record *model,
+				 const struct record *const *kernel, int r,
+				 int i, const char *name)
 {
-	int i, j, r, differ = 0;
+	int q;
+
+	for (q = 0; q < r; q++)
+		if (same_statements(model, kernel[q]) &&
+		    kstat_named_before(&kernel[q]->stmts[i],
+				       kernel[q]->stmts[i].nr_kstats, name))
+			return true;
+	return false;
+}
+
+void kstats_for_each(const struct record *model,
+		     const struct record *const *kernel, int nr_kernel,
+		     kstat_visit_fn *visit, void *arg)
+{
+	uint64_t mv, kv;
+	int i, j, r;
 
 	for (i = 0; i < model->nr_stmts; i++) {
 		const struct rec_stmt *m = &model->stmts[i];
 
 		/* Each name once: the model's first, then the kernel's. */
 		for (j = 0; j < m->nr_kstats; j++)
-			if (!kstat_named_before(m, j, m->kstats[j].name))
-				differ += compare_kstat(model, kernel,
-							nr_kernel, i,
-							m->kstats[j].name,
-							prefix, report);
+			if (!kstat_named_before(m, j, m->kstats[j].name) &&
+			    kstat_pair(model, kernel, nr_kernel, i,
+				       m->kstats[j].name, &mv, &kv))
+				visit(arg, m, m->kstats[j].name, mv, kv);
 		for (r = 0; r < nr_kernel; r++) {
 			const struct rec_stmt *k;
 
@@ -1195,27 +1201,52 @@ int compare_kstats(const struct record *model,
 			k = &kernel[r]->stmts[i];
 			for (j = 0; j < k->nr_kstats; j++) {
 				const char *name = k->kstats[j].name;
-				int q;
-				bool seen = false;
 
-				for (q = 0; q < m->nr_kstats && !seen; q++)
-					seen = !strcmp(m->kstats[q].name,
-						       name);
-				for (q = 0; q < r && !seen; q++)
-					seen = same_statements(model,
-							       kernel[q]) &&
-					       kstat_named_before(
-						       &kernel[q]->stmts[i],
-						       kernel[q]->stmts[i]
-							       .nr_kstats,
-						       name);
-				if (seen || kstat_named_before(k, j, name))
+				if (kstat_named_before(m, m->nr_kstats, name) ||
+				    kstat_in_earlier_run(model, kernel, r, i,
+							 name) ||
+				    kstat_named_before(k, j, name))
 					continue;
-				differ += compare_kstat(model, kernel,
-							nr_kernel, i, name,
-							prefix, report);
+				kstat_pair(model, kernel, nr_kernel, i, name,
+					   &mv, &kv);
+				visit(arg, m, name, mv, kv);
 			}
 		}
 	}
-	return differ;
+}
+
+bool kstat_agrees(const char *name, uint64_t model, uint64_t kernel)
+{
+	/* pgfault: a lower bound only (compare.h). */
+	return kernel == model || (!strcmp(name, "pgfault") && kernel > model);
+}
+
+struct kstat_report {
+	const char *prefix;
+	FILE *report;
+	int differ;
+};
+
+static void kstat_report_one(void *arg, const struct rec_stmt *m,
+			     const char *name, uint64_t mv, uint64_t kv)
+{
+	struct kstat_report *kr = arg;
+
+	if (kstat_agrees(name, mv, kv))
+		return;
+	kr->differ++;
+	if (kr->report)
+		fprintf(kr->report, "%sstatement %d (%s): %s model %" PRIu64
+			" kernel %" PRIu64 "\n", kr->prefix, m->number, m->text,
+			name, mv, kv);
+}
+
+int compare_kstats(const struct record *model,
+		   const struct record *const *kernel, int nr_kernel,
+		   const char *prefix, FILE *report)
+{
+	struct kstat_report kr = { prefix, report, 0 };
+
+	kstats_for_each(model, kernel, nr_kernel, kstat_report_one, &kr);
+	return kr.differ;
 }

@@ -161,4 +161,18 @@ int compare_kstats(const struct record *model,
 		   const struct record *const *kernel, int nr_kernel,
 		   const char *prefix, FILE *report);
 
+/*
+ * Each counter compare_kstats() compares, once per statement: @visit
+ * gets the model's statement, the counter's name, the model's value and
+ * the least of the kernel records'.
+ */
+typedef void kstat_visit_fn(void *arg, const struct rec_stmt *model_stmt,
+			    const char *name, uint64_t model, uint64_t kernel);
+void kstats_for_each(const struct record *model,
+		     const struct record *const *kernel, int nr_kernel,
+		     kstat_visit_fn *visit, void *arg);
+
+/* Do the model's @model and the kernel's @kernel of counter @name agree? */
+bool kstat_agrees(const char *name, uint64_t model, uint64_t kernel);
+
 #endif /* SCENARIO_COMPARE_H */

@@ -41,7 +41,8 @@ if [ -n "$why" ]; then
 		"QEMU killed" "guest hung" "SIGTERM" "SIGKILL" \
 		"--time in instructions" \
 		"--count" "--count of an untraceable function" \
-		"diff --functions" "bench replay" "unknown kernel"; do
+		"diff --functions" "diff --counters --functions" \
+		"bench replay" "unknown kernel"; do
 		skip "$t" "$why"
 	done
 	echo "1..$n"
@@ -186,6 +187,14 @@ status=$?
 r=$?
 [ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
 tap_result $r "diff --functions: the agreement table"
+"$TOOL" diff --backend vm --counters --functions "$tmp/four.scn" >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 0 ] &&
+	grep -q '^#   do_anonymous_page .* 4 of 4 statements agree' "$tmp/out" &&
+	grep -q '^#   pgfault .* statements agree' "$tmp/out"
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "diff --counters --functions: both tables, the four faults counted by both"
 
 # 9. bench replay --backend vm: the guest's rows come back into --json.
 "$TOOL" bench replay "$tmp/four.scn" --backend vm --reps 1 \

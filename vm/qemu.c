@@ -496,8 +496,7 @@ static int arm64_initramfs(const struct vm_kernel *k, char *buf, size_t size,
 		return -1;
 	if (access(buf, R_OK)) {
 		snprintf(why, whylen, "kernel %s: no arm64 root %s (make "
-			 "cross-arm64, then scripts/arm64-initramfs %s)",
-			 k->name, buf, k->granule);
+			 "cross-arm64 makes it)", k->name, buf);
 		return -1;
 	}
 	return 0;

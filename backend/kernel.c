@@ -718,6 +718,37 @@ static bool block_has_pmd_folio(struct kernel *k, int proc,
 	return yes;
 }
 
+/*
+ * The span arm64's contpte folds (CONT_PTES entries: 64K of 4K pages, 2M
+ * of 16K or 64K ones); a page elsewhere.
+ */
+static unsigned long cont_block_size(const struct kernel *k)
+{
+#ifdef __aarch64__
+	return k->page_size == 4096 ? 64UL << 10 : 2UL << 20;
+#else
+	return k->page_size;
+#endif
+}
+
+/*
+ * The page of @lo's PMD block that split's mprotect round trip changes:
+ * the last of @lo's contpte block.  The round trip unfolds that block on
+ * arm64, and arm64 folds a block again only when its last entry is
+ * written (contpte_try_fold()); with the first page the block would stay
+ * unfolded, an effect `split` must not have (a later batch over the
+ * folio stops where folded and unfolded blocks meet: MADV_FREE then
+ * splits the folio).  On x86 it is @lo's page.
+ */
+static unsigned long split_page(const struct kernel *k, unsigned long lo,
+				unsigned long vend)
+{
+	unsigned long cont = cont_block_size(k);
+	unsigned long last = (lo & ~(cont - 1)) + cont - k->page_size;
+
+	return last < vend ? last : lo;
+}
+
 static int do_split(struct kernel *k, int proc, const struct stmt *st,
 		    struct stmt_result *res)
 {
@@ -749,7 +780,8 @@ static int do_split(struct kernel *k, int proc, const struct stmt *st,
 					 v[i].end))
 			continue;
 		init_cmd(k, &c, KOP_SPLIT_BLOCK);
-		c.addr = v[i].start > lo ? v[i].start : lo;
+		c.addr = split_page(k, v[i].start > lo ? v[i].start : lo,
+				    v[i].end);
 		c.prot = v[i].prot;
 		c.prot2 = other_prot(v[i].prot);
 		ret = call(k, proc, &c, NULL, 0, &r, NULL, NULL);

@@ -467,9 +467,14 @@ static bool rec_value(const struct rec_stat *v, int nr, const char *name,
 	return false;
 }
 
-/* Tally @m's counters against @k's function counts, statement by statement. */
+/*
+ * Tally @m's counters against @k's function counts, statement by
+ * statement; each disagreement a line of @detail (NULL: none),
+ * "#   FUNCTION: statement N (TEXT): model M, kernel K".
+ */
 static void diff_functions_tally(struct diff_tally *t, const char *path,
-				 const struct record *m, const struct record *k)
+				 const struct record *m, const struct record *k,
+				 FILE *detail)
 {
 	int i, p, j;
 
@@ -494,6 +499,11 @@ static void diff_functions_tally(struct diff_tally *t, const char *path,
 			if (!have)
 				continue;
 			pt->total++;
+			if (mv != kv && detail)
+				fprintf(detail, "#   %s: statement %d (%.300s):"
+					" model %" PRIu64 ", kernel %" PRIu64
+					"\n", dp->func, ms->number, ms->text,
+					mv, kv);
 			if (mv == kv) {
 				pt->agree++;
 			} else if (!pt->first[0]) {
@@ -910,9 +920,14 @@ enum diff_verdict diff_one(const struct diff_config *c,
 		struct record *m = diff_parse("model", &model, w, sizeof(w));
 		struct record *k = m ? diff_parse("kernel", &kernel, w,
 						  sizeof(w)) : NULL;
+		/* A MATCH has no detail yet: the disagreements are it. */
+		FILE *out = m && k && !detail->buf ?
+			    open_memstream(&detail->buf, &detail->len) : NULL;
 
 		if (m && k)
-			diff_functions_tally(c->tally, f->path, m, k);
+			diff_functions_tally(c->tally, f->path, m, k, out);
+		if (out)
+			fclose(out);
 		record_free(m);
 		record_free(k);
 	}
@@ -1010,8 +1025,11 @@ static void diff_usage(FILE *f)
 	      " the model's\n"
 	      "                    counters (do_wp_page ~ fault_wp_reuse +"
 	      " fault_wp_copy, ...);\n"
-	      "                    a table of how many statements agree, at"
-	      " the end\n"
+	      "                    each statement where they differ as a"
+	      " \"#   FUNCTION: ...\"\n"
+	      "                    line after the file's MATCH; a table of"
+	      " how many agree,\n"
+	      "                    at the end\n"
 	      "  --counters        also the kernel's own accounting, statement"
 	      " by statement\n"
 	      "                    (run --kstats): pins, THP faults and"
@@ -1368,9 +1386,11 @@ static int diff_main(int argc, char **argv)
 		v = diff_one(&c, &opts.files[i], &detail, why, sizeof(why),
 			     NULL, NULL);
 		counts[v]++;
-		if (v == DIFF_MATCH)
+		if (v == DIFF_MATCH) {
 			printf("MATCH %s\n", opts.files[i].path);
-		else if (detail.len)
+			if (detail.len)	/* --functions: where they differ */
+				fputs(detail.buf, stdout);
+		} else if (detail.len)
 			fputs(detail.buf, stdout);
 		else
 			printf("%s %s: %s\n", diff_words[v], opts.files[i].path,

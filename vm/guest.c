@@ -322,6 +322,39 @@ static void shell(void)
 		wait_child(pid);
 }
 
+/*
+ * khugepaged, left to itself, collapses a scenario's PTE-mapped range
+ * into a PMD THP now and then, which the kernel backend can only SKIP
+ * (the model has no khugepaged).  It sleeps between passes only while
+ * some mm is on its list; with the list empty, the next MADV_HUGEPAGE
+ * (a scenario's) wakes it to scan at once.  So PID 1 puts its own mm on
+ * the list for good (an untouched MADV_HUGEPAGE mapping: nothing to
+ * collapse) and then sets the interval, which makes khugepaged scan now,
+ * find nothing, and sleep for 49 days.  Like DAMON's absence from the
+ * configuration, it takes away a source of runs that differ, nothing a
+ * scenario asks of the kernel; a test that wants khugepaged (the
+ * selftests' khugepaged) sets its own interval.
+ */
+static void quiet_khugepaged(void)
+{
+	static const char path[] =
+		"/sys/kernel/mm/transparent_hugepage/khugepaged/"
+		"scan_sleep_millisecs";
+	static const char forever[] = "4294967295";
+	const size_t len = 4UL << 20;	/* holds an aligned PMD anywhere */
+	void *keep = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd;
+
+	if (keep == MAP_FAILED || madvise(keep, len, MADV_HUGEPAGE))
+		say("cannot keep khugepaged's list (%s): %s", "MADV_HUGEPAGE");
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, forever, sizeof(forever) - 1) < 0)
+		say("cannot quiet khugepaged (%s): %s", path);
+	if (fd >= 0)
+		close(fd);
+}
+
 int vm_guest_init(const char *mode)
 {
 	bool want_shell = !strcmp(mode, "shell");
@@ -332,7 +365,10 @@ int vm_guest_init(const char *mode)
 		fprintf(stderr, "ptebatch guest: exit the shell to power off\n");
 		shell();
 	} else {
-		int port = open_port();
+		int port;
+
+		quiet_khugepaged();
+		port = open_port();
 
 		if (port >= 0)
 			serve(port);

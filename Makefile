@@ -290,14 +290,18 @@ bench: $(TOOL)
 # KERNEL_ARCH=arm64 KERNEL_GRANULE=16k, KERNEL_PATCHES=DIR choose another.
 # `make check-vm` builds what is missing and runs tests/vm.sh with the
 # whole suite diffed in a guest (CI's `make check` skips those tests
-# when no kernel is in the cache).
+# when no kernel is in the cache); KERNEL_ARCH=arm64 also builds the
+# guest's ptebatch (cross-arm64) and the model of that granule.
 KERNEL_ARCH ?= x86_64
 KERNEL_GRANULE ?= 4k
 KERNEL_PATCHES ?=
 .PHONY: kernel check-vm
 kernel:
 	scripts/kernel-build --arch $(call shq,$(KERNEL_ARCH)) --granule $(call shq,$(KERNEL_GRANULE))$(if $(KERNEL_PATCHES), --patches $(call shq,$(KERNEL_PATCHES)))
-check-vm: $(TOOL) kernel
+check-vm: $(TOOL) kernel $(if $(filter arm64,$(KERNEL_ARCH)),cross-arm64)
+ifeq ($(KERNEL_ARCH),arm64)
+	@$(MAKE) -s ARCH=arm64-$(KERNEL_GRANULE) BUILD=$(call shq,$(BUILD))
+endif
 	@BUILD=$(BUILD) VM_FULL=1 sh tests/vm.sh
 
 # The figures in docs/ drawn again from the rows committed beside them,

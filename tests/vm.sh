@@ -242,6 +242,9 @@ for g in 4k 16k 64k; do
 	elif ! command -v qemu-system-aarch64 >/dev/null 2>&1; then
 		skip "$t" "no qemu-system-aarch64 (scripts/install-deps --vm)"
 		continue
+	elif [ ! -x "$BUILD/arm64-$g/ptebatch" ]; then
+		skip "$t" "no arm64-$g model built (make ARCH=arm64-$g)"
+		continue
 	elif [ ! -f "$cache/initramfs/arm64-$g.cpio.gz" ]; then
 		skip "$t" "no arm64 root for the guest (make cross-arm64)"
 		continue
@@ -264,6 +267,18 @@ if [ "${VM_FULL:-0}" = 1 ]; then
 	status=$?
 	grep -v '^MATCH ' "$tmp/out" | sed 's/^/# /'
 	tap_result $status "the suite in one guest: $(tail -n 1 "$tmp/out")"
+	name=$("$TOOL" vm list 2>/dev/null |
+	       awk '$3 == "arm64" && $4 == "4k" && $NF == "-" { print $1; exit }')
+	if [ -n "$name" ] && [ -x "$BUILD/arm64-4k/ptebatch" ] &&
+	   [ -f "$cache/initramfs/arm64-4k.cpio.gz" ]; then
+		"$TOOL" diff --arch arm64-4k --backend "vm:$name" $S/*.scn \
+			>"$tmp/out" 2>"$tmp/err"
+		status=$?
+		grep -v '^MATCH ' "$tmp/out" | sed 's/^/# /'
+		tap_result $status "the suite in one arm64-4k guest: $(tail -n 1 "$tmp/out")"
+	else
+		skip "the suite in one arm64-4k guest" "no arm64 4k kernel, model or root built"
+	fi
 fi
 echo "1..$n"
 exit $fail

@@ -84,8 +84,34 @@
 
 #define KHUGEPAGED_SLEEP_MS "86400000"
 
-/* The language's PMD size: its 2M line is the global policy. */
-#define SCN_PMD_SIZE (2UL << 20)
+/*
+ * The scenario's mthp slots for this kernel's page size (scenario.h):
+ * order 2 up to the PMD order, whose line is the global policy; 16K..2M
+ * with 4K pages, 64K..32M with 16K, 256K..512M with 64K.
+ */
+static unsigned long thp_page_size(void)
+{
+	static unsigned long ps;
+
+	if (!ps)
+		ps = (unsigned long)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+static int thp_nr_sizes(void)
+{
+	return scenario_nr_mthp_sizes(thp_page_size());
+}
+
+static unsigned long thp_size(int i)
+{
+	return scenario_mthp_size_of(thp_page_size(), i);
+}
+
+static unsigned long thp_pmd_size(void)
+{
+	return thp_size(thp_nr_sizes() - 1);
+}
 
 struct knob {
 	char path[KNOB_PATH_MAX];
@@ -101,6 +127,7 @@ static volatile sig_atomic_t nr_knobs;
 /* The process that applied; restore does nothing anywhere else. */
 static volatile pid_t owner;
 static void *volatile anchor;
+static size_t anchor_len;	/* set before anchor, for a signal's restore */
 
 static const int restore_signals[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGABRT, SIGBUS,
@@ -851,7 +878,7 @@ static void drop_anchor(void)
 
 	anchor = NULL;
 	if (a)
-		munmap(a, SCN_PMD_SIZE);
+		munmap(a, anchor_len);
 }
 
 static void on_fatal_signal(int sig);
@@ -1066,10 +1093,10 @@ static const char *size_policy(const enum scn_policy mthp[], unsigned long kb)
 {
 	int i;
 
-	if (kb << 10 == SCN_PMD_SIZE)
+	if (kb << 10 == thp_pmd_size())
 		return "inherit";
-	for (i = 0; i < SCN_NR_MTHP_SIZES - 1; i++)
-		if (scenario_mthp_size(i) == kb << 10)
+	for (i = 0; i < thp_nr_sizes() - 1; i++)
+		if (thp_size(i) == kb << 10)
 			return policy_word(mthp[i]);
 	return "never";
 }
@@ -1085,12 +1112,13 @@ static int check_support(const enum scn_policy mthp[], char *why,
 	if (!knob_exists("enabled"))
 		return fail(-EOPNOTSUPP, why, whylen, "this kernel has no"
 			    " transparent hugepages (no %s/enabled)", thp_dir);
-	if (!read_ulong("hpage_pmd_size", &pmd) && pmd != SCN_PMD_SIZE)
+	if (!read_ulong("hpage_pmd_size", &pmd) && pmd != thp_pmd_size())
 		return fail(-EOPNOTSUPP, why, whylen, "this kernel's PMD size"
-			    " is %lukB, the scenario language's is 2048kB",
-			    pmd >> 10);
-	for (i = 0; i < SCN_NR_MTHP_SIZES - 1; i++) {
-		unsigned long kb = scenario_mthp_size(i) >> 10;
+			    " is %lukB, the scenario language's with %lukB"
+			    " pages is %lukB", pmd >> 10,
+			    thp_page_size() >> 10, thp_pmd_size() >> 10);
+	for (i = 0; i < thp_nr_sizes() - 1; i++) {
+		unsigned long kb = thp_size(i) >> 10;
 
 		if (mthp[i] == SCN_POL_NEVER)
 			continue;
@@ -1116,8 +1144,8 @@ static int build_plan(const enum scn_policy mthp[], struct plan *p)
 	plan_add(p, "khugepaged/max_ptes_none", "0");
 	plan_add(p, "defrag", "madvise");
 	plan_add(p, "use_zero_page", "1");
-	/* inherit is refused on the 2M line, so this is never "inherit". */
-	plan_add(p, "enabled", policy_word(mthp[SCN_NR_MTHP_SIZES - 1]));
+	/* inherit is refused on the PMD line, so this is never "inherit". */
+	plan_add(p, "enabled", policy_word(mthp[thp_nr_sizes() - 1]));
 	nr = list_sizes(kb, MAX_KNOBS);
 	if (nr < 0)
 		return nr;
@@ -1269,20 +1297,21 @@ static void install_handlers(void)
  * scenario's processes.  Best effort: without it the run still works. */
 static void make_anchor(void)
 {
-	size_t len = 2 * SCN_PMD_SIZE;
+	size_t pmd = thp_pmd_size(), len = 2 * pmd;
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	char *a;
 
 	if (p == MAP_FAILED)
 		return;
-	a = (char *)(((unsigned long)p + SCN_PMD_SIZE - 1) & ~(SCN_PMD_SIZE - 1));
+	a = (char *)(((unsigned long)p + pmd - 1) & ~(pmd - 1));
 	if (a > p)
 		munmap(p, a - p);
-	if (p + len > a + SCN_PMD_SIZE)
-		munmap(a + SCN_PMD_SIZE, p + len - (a + SCN_PMD_SIZE));
-	madvise(a, SCN_PMD_SIZE, MADV_DONTFORK);
-	madvise(a, SCN_PMD_SIZE, MADV_HUGEPAGE);
+	if (p + len > a + pmd)
+		munmap(a + pmd, p + len - (a + pmd));
+	madvise(a, pmd, MADV_DONTFORK);
+	madvise(a, pmd, MADV_HUGEPAGE);
+	anchor_len = pmd;
 	anchor = a;
 }
 
@@ -1299,7 +1328,7 @@ static int write_error(int err, const char *path, char *why, size_t whylen)
 		    strerror(-err));
 }
 
-int thp_settings_apply(const enum scn_policy mthp[SCN_NR_MTHP_SIZES],
+int thp_settings_apply(const enum scn_policy mthp[SCN_MAX_MTHP_SIZES],
 		       char *why, size_t whylen)
 {
 	struct plan *p;
@@ -1395,8 +1424,8 @@ int thp_fallback_snapshot(struct thp_fallback *snap)
 	int i, s, ret;
 
 	memset(snap, 0, sizeof(*snap));
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++) {
-		unsigned long kb = scenario_mthp_size(i) >> 10, v[3];
+	for (i = 0; i < thp_nr_sizes(); i++) {
+		unsigned long kb = thp_size(i) >> 10, v[3];
 
 		snprintf(rel, sizeof(rel), "hugepages-%lukB/stats", kb);
 		if (!knob_exists(rel))
@@ -1443,7 +1472,7 @@ int thp_fallback_check(const struct thp_fallback *before,
 	char buf[256] = "";
 	int i, found = 0;
 
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++) {
+	for (i = 0; i < thp_nr_sizes(); i++) {
 		unsigned long fb, alloc, charge;
 
 		if (!before->size[i].have || !after->size[i].have)
@@ -1456,7 +1485,7 @@ int thp_fallback_check(const struct thp_fallback *before,
 		found = 1;
 		append(buf, sizeof(buf), "%lu of the %lu %lukB faults fell back"
 		       " to smaller folios", fb, fb + alloc,
-		       scenario_mthp_size(i) >> 10);
+		       thp_size(i) >> 10);
 		if (charge)
 			append(buf, sizeof(buf), "%lu of them at the memory"
 			       " cgroup charge", charge);

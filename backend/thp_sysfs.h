@@ -40,13 +40,14 @@
  * other run to restore.
  *
  * Returns 0; -EOPNOTSUPP when this kernel cannot run the configuration (a
- * named size has no sysfs file, no THP at all, a PMD size other than 2M);
+ * named size has no sysfs file, no THP at all, a PMD size other than the
+ * page size's: 2M with 4K pages);
  * -EACCES when the files cannot be written (not root); -EBUSY when a
  * configuration is already applied; another -errno for an I/O error.  On
  * an error @why (if not NULL) says what, nothing stays changed, and no
  * handler is installed.
  */
-int thp_settings_apply(const enum scn_policy mthp[SCN_NR_MTHP_SIZES],
+int thp_settings_apply(const enum scn_policy mthp[SCN_MAX_MTHP_SIZES],
 		       char *why, size_t whylen);
 
 /*
@@ -146,7 +147,7 @@ struct thp_fallback {
 		unsigned long alloc;	/* anon_fault_alloc */
 		unsigned long fallback;	/* anon_fault_fallback */
 		unsigned long charge;	/* anon_fault_fallback_charge */
-	} size[SCN_NR_MTHP_SIZES];
+	} size[SCN_MAX_MTHP_SIZES];
 	bool have_collapsed;
 	unsigned long collapsed;	/* khugepaged/pages_collapsed */
 };

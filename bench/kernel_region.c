@@ -49,13 +49,16 @@ unsigned long folio_mode_bytes(enum folio_mode m)
 /* THP sysfs for mode @m: its size "always", every other size "never". */
 int bench_thp_apply(enum folio_mode m, char *why, size_t whylen)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+	unsigned long ps = (unsigned long)sysconf(_SC_PAGESIZE);
 	unsigned long want = folio_mode_bytes(m);
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES];
 	int i;
 
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
-		mthp[i] = scenario_mthp_size(i) == want ? SCN_POL_ALWAYS
-							: SCN_POL_NEVER;
+	/* The slots of this kernel's page size, as thp_sysfs.c reads them. */
+	for (i = 0; i < SCN_MAX_MTHP_SIZES; i++)
+		mthp[i] = i < scenario_nr_mthp_sizes(ps) &&
+			  scenario_mthp_size_of(ps, i) == want ?
+			  SCN_POL_ALWAYS : SCN_POL_NEVER;
 	return thp_settings_apply(mthp, why, whylen);
 }
 

@@ -29,7 +29,7 @@ struct record_flags {
 	const char *from_events;	/* convert this stream; run nothing */
 	unsigned long buffer_kb;
 	bool no_aslr;
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES];
 };
 
 static void record_usage(FILE *f)

@@ -14,7 +14,7 @@ struct rec_convert_opts {
 	const char *command;	/* the recorded command line, for the header */
 	const char *machine;	/* uname: where it was recorded */
 	/* The THP settings CMD ran under; written as mthp lines. */
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES];
 	unsigned long page_size;	/* the recording machine's: 4K */
 };
 

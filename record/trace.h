@@ -17,7 +17,7 @@ struct rec_trace_opts {
 	unsigned long buffer_kb;	/* per CPU; 0: the default */
 	bool no_aslr;			/* run it with ADDR_NO_RANDOMIZE */
 	/* THP settings the command runs under (every size never: 4K). */
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES];
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES];
 	FILE *err;
 };
 

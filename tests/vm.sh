@@ -216,22 +216,11 @@ status=$?
 tap_result $? "--backend vm:9.9-nosuch: exit 4, named"
 
 # 11. arm64 guests, one per granule built: the arm64 model of that
-# granule against the kernel.  A 2M folio is a PMD on 4K pages and one
-# contpte block of PTEs on 16K and 64K; on 4K, a split PMD's MADV_FREE
-# (the split's mprotect round trip must leave the blocks folded) and 64K
-# folios' COW.
-cat >"$tmp/granules.scn" <<'SCN'
-mthp 2M always
-P0 mmap A 4M rw
-P0 write A 0 4M value 0x11
-P0 fork P1
-P1 write A 0 64K value 0x22
-P0 write A 2M 64K value 0x33
-observe
-P1 exit
-P0 madvise A 0 2M free
-observe
-SCN
+# granule against the kernel, on the suite's granule-* scenarios (in 64K
+# units, so that every granule parses them: a 2M folio is a PMD on 4K
+# pages and one contpte block of PTEs on 16K and 64K); on 4K also a split
+# PMD's MADV_FREE (the split's mprotect round trip must leave the blocks
+# folded) and 64K folios' COW.
 for g in 4k 16k 64k; do
 	name=$("$TOOL" vm list 2>/dev/null |
 	       awk -v g=$g '$3 == "arm64" && $4 == g && $NF == "-" { print $1; exit }')
@@ -249,7 +238,7 @@ for g in 4k 16k 64k; do
 		skip "$t" "no arm64 root for the guest (make cross-arm64)"
 		continue
 	fi
-	files="$tmp/granules.scn"
+	files=$(echo $S/granule-*.scn)
 	[ $g = 4k ] && files="$files $S/free-pageout-2m-pte.scn $S/cow-basic-64k.scn"
 	# shellcheck disable=SC2086 # the file list splits on purpose
 	"$TOOL" diff --arch arm64-$g --backend "vm:$name" --functions $files \

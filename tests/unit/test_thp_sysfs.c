@@ -309,7 +309,7 @@ static void set_policy(enum scn_policy mthp[], unsigned long size,
 
 static void test_fake_apply(void)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES] = { 0 };
 	struct state before;
 	char why[256];
 	int ret;
@@ -357,7 +357,7 @@ static void test_fake_apply(void)
 
 static void test_fake_unsupported(void)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES] = { 0 };
 	struct state before;
 	char why[256];
 	int ret;
@@ -395,7 +395,7 @@ static void test_fake_exit_paths(void)
 		{ END_EXIT, 0, "exit()" },
 		{ END_RESTORE, 0, "restore and _exit()" },
 	};
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES] = { 0 };
 	struct state before, during;
 	char why[256];
 	size_t i;
@@ -467,7 +467,7 @@ static void apply_outliving_children(void *mthp, int fd)
  */
 static void test_fake_grandchild(void)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES] = { 0 };
 	struct state before;
 	char *answer;
 	size_t len;
@@ -512,7 +512,7 @@ static void apply_unwritable(void *mthp, int fd)
 
 static void test_fake_not_writable(void)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES] = { 0 };
 	struct state before;
 	char *why, path[512];
 	int status;
@@ -554,8 +554,8 @@ static void boot_id(char *buf, size_t size)
  */
 static void test_fake_sigkill(void)
 {
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
-	enum scn_policy none[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES] = { 0 };
+	enum scn_policy none[SCN_MAX_MTHP_SIZES] = { 0 };
 	struct state before, during, now;
 	char why[256], journal[256];
 	int status, ret;
@@ -600,7 +600,7 @@ static void plant_journal(const char *text, mode_t mode)
 /* apply and restore (nothing named: every size never), for the replay. */
 static void apply_restore(void)
 {
-	enum scn_policy none[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy none[SCN_MAX_MTHP_SIZES] = { 0 };
 	char why[256];
 
 	if (!thp_settings_apply(none, why, sizeof(why)))
@@ -725,7 +725,7 @@ static void test_real_exit_paths(void)
 		{ END_SIGNAL, SIGINT, "SIGINT" },
 		{ END_EXIT, 0, "exit()" },
 	};
-	enum scn_policy mthp[SCN_NR_MTHP_SIZES] = { 0 };
+	enum scn_policy mthp[SCN_MAX_MTHP_SIZES] = { 0 };
 	struct state before, during;
 	struct thp_fallback fb;
 	char why[256];

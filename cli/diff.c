@@ -499,19 +499,20 @@ static void diff_functions_tally(struct diff_tally *t, const char *path,
 			if (!have)
 				continue;
 			pt->total++;
-			if (mv != kv && detail)
+			if (mv == kv) {
+				pt->agree++;
+				continue;
+			}
+			if (detail)
 				fprintf(detail, "#   %s: statement %d (%.300s):"
 					" model %" PRIu64 ", kernel %" PRIu64
 					"\n", dp->func, ms->number, ms->text,
 					mv, kv);
-			if (mv == kv) {
-				pt->agree++;
-			} else if (!pt->first[0]) {
+			if (!pt->first[0])
 				snprintf(pt->first, sizeof(pt->first),
 					 "%.200s statement %d (%.80s): model %"
 					 PRIu64 ", kernel %" PRIu64, path,
 					 ms->number, ms->text, mv, kv);
-			}
 		}
 	}
 }

@@ -28,7 +28,7 @@ static void vm_usage(FILE *f)
 	      " [--jobs N]\n"
 	      "       ptebatch vm list\n"
 	      "       ptebatch vm shell [NAME]\n"
-	      "       ptebatch vm selftests [NAME]\n"
+	      "       ptebatch vm selftests [NAME] [--only PROG]...\n"
 	      "\n"
 	      "vm        kernels of our own, booted under QEMU for"
 	      " --backend vm[:NAME]\n"
@@ -49,8 +49,13 @@ static void vm_usage(FILE *f)
 	      " gup_longterm,\n"
 	      "          mremap_test, split_huge_page_test, transhuge-stress"
 	      " (20 s),\n"
-	      "          uffd-unit-tests and more in one guest: their totals"
-	      " per test\n"
+	      "          uffd-unit-tests and more, and kernel/selftests'"
+	      " seeds_hazards,\n"
+	      "          in one guest (x86_64 or arm64): their totals per"
+	      " test, and any\n"
+	      "          WARNING, BUG or bad page in the kernel's log;"
+	      " --only PROG runs\n"
+	      "          that test alone (repeatable)\n"
 	      "  shell   boot NAME (the newest x86_64 kernel by default)"
 	      " with a shell\n"
 	      "          on this terminal; exit the shell to power off\n"
@@ -187,7 +192,19 @@ static const char *const selftests[][8] = {
 	{ "pagemap_ioctl" },
 	{ "mkdirty" },
 	{ "khugepaged", "-s", "2" },
+	/* ours, kernel/selftests/: the seeds series' hazards */
+	{ "seeds_hazards" },
 	{ NULL },
+};
+
+/*
+ * What a kernel of ours must never log: DEBUG_VM's and PAGE_TABLE_CHECK's
+ * assertions (WARNING, BUG), an oops, a bad page.  Read from the guest's
+ * kernel log after each test (`vm-helper kmsg`), at every log level: the
+ * console gets loglevel=4, so a WARNING never reaches it.
+ */
+static const char *const kmsg_marks[] = {
+	"WARNING:", "BUG:", "Oops", "page_table_check", "Bad page", NULL
 };
 
 struct totals {
@@ -205,6 +222,36 @@ static void read_totals(const char *out, struct totals *t)
 			"skip:%ld error:%ld", &t->pass, &t->fail, &t->xfail,
 			&t->xpass, &t->skip, &t->error) == 6)
 		t->have = true;
+}
+
+/*
+ * The lines of @log that carry a kmsg_marks[] mark, printed under @what;
+ * their number.
+ */
+static int kmsg_flagged(const char *log, const char *what)
+{
+	const char *line = log;
+	int n = 0;
+
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		int len = end ? (int)(end - line) : (int)strlen(line);
+		int i;
+
+		for (i = 0; kmsg_marks[i]; i++) {
+			const char *hit = memmem(line, (size_t)len, kmsg_marks[i],
+						 strlen(kmsg_marks[i]));
+
+			if (hit) {
+				printf("# kernel log (%s): %.*s\n", what, len,
+				       line);
+				n++;
+				break;
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return n;
 }
 
 /* Run one program in the guest (`vm exec`); 0 or -1 with @why. */
@@ -230,7 +277,7 @@ static int guest_exec(struct vm_guest *g, const char *const *args,
  * which case failed).
  */
 static void save_output(const struct vm_kernel *k, int i, const char *cmd,
-			const struct vm_result *r)
+			const struct vm_result *r, const char *kmsg)
 {
 	char path[PATH_MAX + 64];
 	FILE *f;
@@ -245,25 +292,78 @@ static void save_output(const struct vm_kernel *k, int i, const char *cmd,
 	fprintf(f, "# %s\n", cmd);
 	fwrite(r->out, 1, r->out_len, f);
 	fwrite(r->err, 1, r->err_len, f);
+	if (kmsg)
+		fprintf(f, "# the kernel's log during the test:\n%s", kmsg);
 	fclose(f);
+}
+
+/*
+ * The guest's kernel log since the last read (cleared): malloc'd, or
+ * NULL if vm-helper could not read it.  -1 if the guest stopped.
+ */
+static int guest_kmsg(struct vm_guest *g, const char *helper, char **log,
+		      char *why, size_t whylen)
+{
+	const char *args[] = { helper, "kmsg", NULL };
+	struct vm_result r;
+
+	*log = NULL;
+	if (guest_exec(g, args, "/", &r, why, whylen))
+		return -1;
+	if (WIFEXITED(r.status) && !WEXITSTATUS(r.status)) {
+		*log = r.out;
+		r.out = NULL;
+	}
+	vm_result_free(&r);
+	return 0;
+}
+
+/* Is @prog wanted: no --only, or named by one. */
+static bool selftest_wanted(const char *prog, char *const only[], int nr_only)
+{
+	int i;
+
+	for (i = 0; i < nr_only; i++)
+		if (!strcmp(only[i], prog))
+			return true;
+	return !nr_only;
 }
 
 static int vm_selftests(int argc, char **argv)
 {
 	struct vm_boot_options bo = { .mem_mb = 4096 };
 	char script[PATH_MAX + 32], dir[PATH_MAX + 32], why[2048];
-	char *build[3];
+	char helper[PATH_MAX + 32];
+	char *build[64], *only[16], *log;
+	const char *spec = NULL, *root;
 	struct vm_guest *g;
 	struct vm_kernel k;
 	struct vm_result r;
-	int i, status, failed = 0;
+	int i, n, status, failed = 0, nr_only = 0, flagged = 0;
 	pid_t pid;
 
-	if (argc > 2)
-		return usage_error("selftests takes one NAME at most");
-	if (vm_kernel_find(argc > 1 ? argv[1] : NULL, &k, why, sizeof(why))) {
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			if (nr_only == 16)
+				return usage_error("--only: 16 at most");
+			only[nr_only++] = argv[++i];
+		} else if (argv[i][0] == '-' || spec) {
+			return usage_error("selftests [NAME] [--only PROG]...");
+		} else {
+			spec = argv[i];
+		}
+	}
+	if (vm_kernel_find(spec, &k, why, sizeof(why))) {
 		fprintf(stderr, "ptebatch: vm selftests: %s\n", why);
 		return 4;
+	}
+	for (i = 0; i < nr_only; i++) {
+		for (n = 0; selftests[n][0]; n++)
+			if (!strcmp(selftests[n][0], only[i]))
+				break;
+		if (!selftests[n][0])
+			return usage_error("--only %s: not a test vm selftests "
+					   "runs", only[i]);
 	}
 	if (kernel_build_script(script, sizeof(script))) {
 		fprintf(stderr, "ptebatch: vm selftests: cannot find "
@@ -272,36 +372,50 @@ static int vm_selftests(int argc, char **argv)
 	}
 	/* scripts/kernel-selftests beside scripts/kernel-build */
 	strcpy(strrchr(script, '/'), "/kernel-selftests");
-	build[0] = script;
-	build[1] = k.dir;
-	build[2] = NULL;
+	/* It builds what is named (arm64 cross-builds only those). */
+	n = 0;
+	build[n++] = script;
+	build[n++] = k.dir;
+	for (i = 0; selftests[i][0] && n < 61; i++)
+		if ((!i || strcmp(selftests[i][0], selftests[i - 1][0])) &&
+		    selftest_wanted(selftests[i][0], only, nr_only))
+			build[n++] = (char *)selftests[i][0];
+	build[n++] = "vm-helper";
+	build[n] = NULL;
 	if (posix_spawn(&pid, script, NULL, NULL, build, environ) ||
 	    waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
 		return 1;
+	/* An arm64 guest's root is its initramfs: the host's is at /host. */
+	root = strcmp(k.arch, "arm64") ? "" : "/host";
+	snprintf(helper, sizeof(helper), "%s%s/selftests/mm/vm-helper", root,
+		 k.dir);
 	g = vm_boot(&k, &bo, why, sizeof(why));
 	if (!g) {
 		fprintf(stderr, "ptebatch: vm selftests: %s\n", why);
 		return 1;
 	}
+	printf("# vm selftests on %s (tools/testing/selftests/mm of its "
+	       "source, and kernel/selftests; each test's output and the "
+	       "kernel's log in %s/selftests-out/)\n", k.name, k.dir);
+	/* The boot's own messages, before any test. */
+	if (guest_kmsg(g, helper, &log, why, sizeof(why)))
+		goto stopped;
+	if (!log)
+		printf("# cannot read the guest's kernel log (vm-helper kmsg)\n");
+	flagged += kmsg_flagged(log, "boot");
+	free(log);
 	/* cow's PAGEOUT cases need swap: a swap file on the scratch disk. */
 	{
-		static const char *const swap[][6] = {
-			{ "/usr/bin/fallocate", "-l", "1G", "/var/tmp/swap" },
-			{ "/bin/chmod", "600", "/var/tmp/swap" },
-			{ "/sbin/mkswap", "/var/tmp/swap" },
-			{ "/sbin/swapon", "/var/tmp/swap" },
-		};
+		const char *swap[] = { helper, "swapon", "/var/tmp/swap", "1024",
+				       NULL };
 
-		for (i = 0; i < 4; i++) {
-			if (guest_exec(g, swap[i], "/", &r, why, sizeof(why)))
-				break;
-			vm_result_free(&r);
-		}
+		if (guest_exec(g, swap, "/", &r, why, sizeof(why)))
+			goto stopped;
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status))
+			printf("# no swap: %.*s", (int)r.err_len, r.err);
+		vm_result_free(&r);
 	}
-	printf("# vm selftests on %s (tools/testing/selftests/mm of its "
-	       "source; each test's output in %s/selftests-out/)\n", k.name,
-	       k.dir);
 	printf("%-34s %6s %6s %6s %6s %6s %6s  %s\n", "TEST", "pass", "fail",
 	       "xfail", "xpass", "skip", "error", "exit");
 	for (i = 0; selftests[i][0]; i++) {
@@ -310,10 +424,14 @@ static int vm_selftests(int argc, char **argv)
 		struct totals t;
 		int j;
 
+		if (!selftest_wanted(selftests[i][0], only, nr_only))
+			continue;
 		snprintf(dir, sizeof(dir), "%s/selftests/mm/%s", k.dir,
 			 selftests[i][0]);
 		if (access(dir, X_OK))
 			continue;	/* did not build here: the log says */
+		snprintf(dir, sizeof(dir), "%s%s/selftests/mm/%s", root, k.dir,
+			 selftests[i][0]);
 		args[0] = dir;
 		for (j = 1; j < 8 && selftests[i][j]; j++) {
 			args[j] = selftests[i][j];
@@ -327,7 +445,11 @@ static int vm_selftests(int argc, char **argv)
 			failed = 1;
 			break;
 		}
-		save_output(&k, i, cmd, &r);
+		if (guest_kmsg(g, helper, &log, why, sizeof(why))) {
+			vm_result_free(&r);
+			goto stopped;
+		}
+		save_output(&k, i, cmd, &r, log);
 		read_totals(r.out, &t);
 		if (t.have)
 			printf("%-34s %6ld %6ld %6ld %6ld %6ld %6ld  %d\n", cmd,
@@ -338,13 +460,26 @@ static int vm_selftests(int argc, char **argv)
 			printf("%-34s %41s  %d\n", cmd, "(no totals)",
 			       WIFEXITED(r.status) ? WEXITSTATUS(r.status) :
 			       128 + WTERMSIG(r.status));
+		flagged += kmsg_flagged(log, cmd);
+		free(log);
 		failed |= t.fail || t.error || !WIFEXITED(r.status) ||
 			  (WEXITSTATUS(r.status) && WEXITSTATUS(r.status) != 4);
 		fflush(stdout);
 		vm_result_free(&r);
 	}
+	if (flagged)
+		printf("# kernel log: %d line%s with WARNING:, BUG:, Oops, "
+		       "page_table_check or Bad page (above)\n", flagged,
+		       flagged == 1 ? "" : "s");
+	else
+		printf("# kernel log: no WARNING:, BUG:, Oops, page_table_check"
+		       " or Bad page\n");
 	vm_shutdown(g, false);
-	return failed;
+	return failed || flagged;
+stopped:
+	printf("# the guest stopped: %s\n", why);
+	vm_shutdown(g, true);
+	return 1;
 }
 
 /* Inside a guest: run PROG with ARGS (vm selftests' programs). */

@@ -45,7 +45,10 @@ if [ -n "$why" ]; then
 		"--count" "--count of an untraceable function" \
 		"diff --functions" "diff --counters --functions" \
 		"bench replay" "unknown kernel" "arm64-4k guest" \
-		"arm64-16k guest" "arm64-64k guest"; do
+		"arm64-16k guest" "arm64-64k guest" \
+		"vm selftests --only seeds_hazards on 7.3" \
+		"vm selftests --only seeds_hazards on 7.3+seeds" \
+		"vm selftests --only seeds_hazards on 7.3-arm64-4k"; do
 		skip "$t" "$why"
 	done
 	echo "1..$n"
@@ -249,6 +252,39 @@ for g in 4k 16k 64k; do
 	r=$?
 	[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
 	tap_result $r "$t: MATCH, contpte_convert counted"
+done
+
+# 12. kernel/selftests' seeds_hazards in a guest of each kind built: the
+# newest unpatched x86_64 kernel, the newest +seeds one, arm64-4k (its
+# own SKIP without one): fail:0 error:0, at least one case run (a guest
+# without large folios would SKIP them all), and nothing in the kernel's
+# log.  The first run on a kernel builds its selftests (minutes, -j1).
+seeds_hazards() {
+	"$TOOL" vm selftests "$1" --only seeds_hazards >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	[ "$status" -eq 0 ] &&
+		awk '$1 == "seeds_hazards" && $2 > 0 && $3 == 0 && $7 == 0 { ok = 1 }
+		     END { exit !ok }' "$tmp/out" &&
+		grep -q '^# kernel log: no WARNING' "$tmp/out"
+	r=$?
+	[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+	tap_result $r "vm selftests --only seeds_hazards on $1: fail:0 error:0, a clean kernel log"
+}
+for spec in 7.3 7.3+seeds 7.3-arm64-4k; do
+	name=$("$TOOL" vm list 2>/dev/null | awk -v s="$spec" '
+		{ arch = s ~ /arm64/ ? "arm64" : "x86_64"; seeds = s ~ /seeds/ }
+		$3 == arch && $4 == "4k" && (seeds ? $NF != "-" : $NF == "-") { print $1; exit }')
+	if [ -z "$name" ]; then
+		skip "vm selftests --only seeds_hazards on $spec" "no $spec kernel built"
+	elif [ "$spec" = 7.3-arm64-4k ] && ! command -v qemu-system-aarch64 >/dev/null 2>&1; then
+		skip "vm selftests --only seeds_hazards on $spec" "no qemu-system-aarch64 (scripts/install-deps --vm)"
+	elif [ "$spec" = 7.3-arm64-4k ] && [ ! -f "$cache/initramfs/arm64-4k.cpio.gz" ]; then
+		skip "vm selftests --only seeds_hazards on $spec" "no arm64 root for the guest (make cross-arm64)"
+	elif [ "$spec" = 7.3-arm64-4k ] && ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
+		skip "vm selftests --only seeds_hazards on $spec" "no aarch64-linux-gnu-gcc (Debian package gcc-aarch64-linux-gnu)"
+	else
+		seeds_hazards "$name"
+	fi
 done
 
 if [ "${VM_FULL:-0}" = 1 ]; then

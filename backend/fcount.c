@@ -40,7 +40,8 @@ static const char *const default_set[] = {
 	"flush_tlb_mm_range", "contpte_convert",
 	"contpte_ptep_set_access_flags", "copy_present_ptes",
 	"zap_present_ptes", "change_pte_range", "split_huge_pmd_locked",
-	NULL
+	"ptep_set_access_flags", "__ptep_set_access_flags_anysz",
+	"wp_page_reuse_large", NULL
 };
 
 /* The whole of @path, at most @max bytes, into a malloc'd buffer. */

@@ -451,6 +451,15 @@ static const struct diff_fn_pair {
 	{ "contpte_convert", { "contpte_convert" } },
 	{ "folio_pte_batch_flags", { "pte_batch" } },
 	{ "split_huge_pmd_locked", { "pmd_split" } },
+	{ "try_grab_folio_fast", { "gup_fast_grab" } },
+	/*
+	 * A reuse makes each PTE writable with ptep_set_access_flags() (x86;
+	 * arm64's out-of-line part is __ptep_set_access_flags_anysz()), once
+	 * per PTE with the seeds' set_access_flags_ptes(); other callers
+	 * (spurious faults, a PMD's reuse on arm64) are rare in a scenario.
+	 */
+	{ "ptep_set_access_flags", { "wp_reuse_ptes" } },
+	{ "__ptep_set_access_flags_anysz", { "wp_reuse_ptes" } },
 };
 
 static bool rec_value(const struct rec_stat *v, int nr, const char *name,

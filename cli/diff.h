@@ -85,7 +85,7 @@ struct diff_agreement {
 };
 
 /* One model counter (a sum of cost counters) against one function. */
-#define DIFF_FN_PAIRS	8
+#define DIFF_FN_PAIRS	11
 /* Accounting counters told apart (pins, THP faults, per-size ones). */
 #define DIFF_KSTAT_NAMES	64
 struct diff_tally {

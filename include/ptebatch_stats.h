@@ -29,6 +29,7 @@ PB_STAT(folio_copy)		/* base pages copied (COW, fork copies) */
 PB_STAT(pmd_split)		/* PMD mappings split to PTEs */
 PB_STAT(gup_fast_pages)		/* pages returned by GUP-fast */
 PB_STAT(gup_slow_pages)		/* pages returned by the GUP slow path */
+PB_STAT(gup_fast_grab)		/* try_grab_folio_fast calls: one per PTE run or PMD */
 /*
  * Issue 15's cost fit: what else costs the kernel time.  kernel_entry is
  * one per system call the API stands for (mm/api.c) and one per trap (a

@@ -83,6 +83,7 @@ static struct folio *try_grab_folio_fast(struct page *page, int refs,
 {
 	struct folio *folio;
 
+	count_stat(gup_fast_grab);
 	if (flags & FOLL_PIN) {
 		folio = page_folio(page);
 		if (is_zero_folio(folio))

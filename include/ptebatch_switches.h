@@ -41,6 +41,9 @@ PB_SWITCH(fork_batch, BOOL, 1, 0, 1, 1, COST,
 	  "fork copies PTEs of one large folio as a batch")
 PB_SWITCH(zap_batch, BOOL, 1, 0, 1, 1, COST,
 	  "munmap/exit/MADV_DONTNEED zap PTEs of one large folio as a batch")
+PB_SWITCH(mremap_batch, BOOL, 1, 0, 1, 1, COST,
+	  "mremap moves PTEs of one large folio as a batch where the"
+	  " architecture hints at a run (arm64 contpte blocks)")
 PB_SWITCH(madvise_free_batch, BOOL, 1, 0, 1, 1, COST,
 	  "MADV_FREE/MADV_PAGEOUT clear young and dirty of PTEs of one large"
 	  " folio as a batch")

@@ -8,17 +8,46 @@
  * several VMAs and the gaps between them stay gaps.
  */
 #include "mm/pgtable.h"
+#include "mm/pte_batch.h"
 #include "mm/tlb.h"
 
+/*
+ * mremap_folio_pte_batch(): with mremap_batch (Linux 6.17+), a present PTE
+ * heads a run of the PTEs that map the following pages of its large folio
+ * with the same write bit, moved with one get_and_clear_ptes() and one
+ * set_ptes(): on arm64 a whole contpte block leaves and arrives folded,
+ * never unfolded.  Only where the architecture hints at a run
+ * (pte_batch_hint(): arm64's contiguous blocks): elsewhere the folio
+ * lookup would cost more than the batch saves, and each PTE goes alone.
+ */
+static unsigned int mremap_folio_pte_batch(struct vm_area_struct *vma,
+					   unsigned long addr, pte_t *ptep,
+					   pte_t pte, unsigned int max_nr)
+{
+	struct page *page;
+
+	if (!machine.variant.mremap_batch || max_nr == 1)
+		return 1;
+	if (pte_batch_hint(ptep, pte) == 1)
+		return 1;
+	page = vm_normal_page(vma, addr, pte);
+	if (!page || !folio_test_large(page_folio(page)))
+		return 1;
+	return folio_pte_batch_flags(page_folio(page), NULL, ptep, &pte, max_nr,
+				     FPB_RESPECT_WRITE);
+}
+
 /* Move the PTEs of [old_addr, old_end) to @new_addr in the same mm. */
-static int move_ptes(struct mm_struct *mm, pmd_t *old_pmd,
+static int move_ptes(struct vm_area_struct *vma, pmd_t *old_pmd,
 		     unsigned long old_addr, unsigned long old_end,
 		     pmd_t *new_pmd, unsigned long new_addr)
 {
+	struct mm_struct *mm = vma->vm_mm;
 	spinlock_t *old_ptl, *new_ptl;
 	pte_t *old_pte, *new_pte, *old_start;
 	bool moved = false;
 	unsigned long a = old_addr;
+	unsigned int nr;
 
 	if (pmd_none(pmdp_get(new_pmd)) && __pte_alloc(mm, new_pmd))
 		return -ENOMEM;
@@ -29,16 +58,21 @@ static int move_ptes(struct mm_struct *mm, pmd_t *old_pmd,
 	new_ptl = &pmd_table_page(pmdp_get(new_pmd))->pt.ptl;
 	if (new_ptl != old_ptl)
 		spin_lock(new_ptl);
-	for (; a < old_end; a += PAGE_SIZE, old_pte++, new_pte++) {
+	for (; a < old_end; a += (unsigned long)nr << PAGE_SHIFT,
+	     old_pte += nr, new_pte += nr) {
 		pte_t pte = ptep_get(old_pte);
 
+		nr = 1;
 		if (pte_none(pte))
 			continue;
-		pte = ptep_get_and_clear(mm, a, old_pte);
+		if (pte_present(pte))
+			nr = mremap_folio_pte_batch(vma, a, old_pte, pte,
+					(unsigned int)((old_end - a) >> PAGE_SHIFT));
+		pte = get_and_clear_ptes(mm, a, old_pte, nr);
 		moved = true;
 		/* move_soft_dirty_pte(): a moved page counts as written. */
-		set_pte_at(mm, new_addr + (a - old_addr), new_pte,
-			   pte_mksoft_dirty(pte));
+		set_ptes(mm, new_addr + (a - old_addr), new_pte,
+			 pte_mksoft_dirty(pte), nr);
 	}
 	if (moved)
 		flush_tlb_range(mm, old_addr, old_end);
@@ -112,7 +146,7 @@ static int move_page_tables(struct vm_area_struct *vma, unsigned long old_addr,
 			move_normal_pmd(mm, old_pmd, old_addr, new_pmd);
 			continue;
 		}
-		err = move_ptes(mm, old_pmd, old_addr, old_addr + extent,
+		err = move_ptes(vma, old_pmd, old_addr, old_addr + extent,
 				new_pmd, new_addr);
 		if (err)
 			return err;

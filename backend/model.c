@@ -327,7 +327,8 @@ static unsigned long range_pages(const struct model *m, const struct stmt *st)
 }
 
 static int take_handle(struct model *m, struct model_proc *p,
-		       const struct stmt *st, unsigned int foll, bool dirty)
+		       const struct stmt *st, unsigned int foll, bool dirty,
+		       unsigned long per_call)
 {
 	struct model_handle *h = &m->handles[st->handle];
 	int ret;
@@ -336,8 +337,8 @@ static int take_handle(struct model *m, struct model_proc *p,
 	if (h->pages)
 		return -EBUSY;
 	h->dirty = dirty;
-	ret = pb_gup_fast(p->pb, range_addr(m, st), range_pages(m, st), foll,
-			  &h->pages);
+	ret = pb_gup_fast_calls(p->pb, range_addr(m, st), range_pages(m, st),
+				foll, per_call, &h->pages);
 	if (ret)
 		h->pages = NULL;
 	return ret;
@@ -514,7 +515,7 @@ static int model_do(struct model *m, struct model_proc *p,
 		 * be discarded afterwards, as on this machine's kernel.
 		 */
 		ret = take_handle(m, p, st, PB_FOLL_PIN | PB_FOLL_WRITE |
-				  PB_FOLL_LONGTERM, false);
+				  PB_FOLL_LONGTERM, false, 0);
 		/*
 		 * io_sqe_buffer_register() then keeps one pin per large
 		 * folio (the kernel's one iovec per 16M: folios no larger
@@ -532,7 +533,8 @@ static int model_do(struct model *m, struct model_proc *p,
 	case ST_DIO_READ:
 		return do_dio_read(m, p, st);
 	case ST_VMSPLICE:
-		return take_handle(m, p, st, PB_FOLL_GET, false);
+		/* vmsplice_to_pipe() takes 16 pages per GUP call. */
+		return take_handle(m, p, st, PB_FOLL_GET, false, 16);
 	case ST_DRAIN:
 		return do_drain(m, st, res);
 	case ST_MREMAP:

@@ -283,6 +283,14 @@ int pb_gup_fast(struct pb_proc *proc, unsigned long start,
 		unsigned long nr_pages, unsigned int foll_flags,
 		struct pb_pages **out);
 /*
+ * pb_gup_fast() as a system call makes it in calls of at most @per_call
+ * pages (vmsplice: 16, the pages[] of iter_to_pipe()); one system call,
+ * all or nothing as a whole.
+ */
+int pb_gup_fast_calls(struct pb_proc *proc, unsigned long start,
+		      unsigned long nr_pages, unsigned int foll_flags,
+		      unsigned long per_call, struct pb_pages **out);
+/*
  * pin_user_pages_fast() as O_DIRECT uses it: GUP stops at the first page
  * it cannot take and the pages before it are kept, for the I/O to go on
  * with; the error is returned all the same.  *out holds what was taken

@@ -308,9 +308,34 @@ void pb_pages_free(struct pb_pages *pages)
 	kfree(pages);
 }
 
-int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
-		     unsigned long nr_pages, unsigned int foll_flags,
-		     struct pb_pages *pp)
+/*
+ * GUP of @nr_pages from @start into @pages in calls of at most @per_call
+ * pages: the number taken, fewer at the first call that fell short.
+ */
+static long gup_fast_calls(struct mm_struct *mm, unsigned long start,
+			   unsigned long nr_pages, unsigned int foll_flags,
+			   unsigned long per_call, struct page **pages)
+{
+	unsigned long done = 0;
+
+	while (done < nr_pages) {
+		unsigned long nr = nr_pages - done < per_call ?
+				   nr_pages - done : per_call;
+		long got = get_user_pages_fast_flags(mm, start + done * PAGE_SIZE,
+						     nr, foll_flags, pages + done);
+
+		if (got < 0)
+			return done ? (long)done : got;
+		done += (unsigned long)got;
+		if ((unsigned long)got < nr)
+			break;
+	}
+	return (long)done;
+}
+
+static int gup_fast_into(struct pb_proc *proc, unsigned long start,
+			 unsigned long nr_pages, unsigned int foll_flags,
+			 unsigned long per_call, struct pb_pages *pp)
 {
 	long got;
 
@@ -322,8 +347,8 @@ int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
 	/* io_uring_register, vmsplice, an O_DIRECT read or write. */
 	kernel_enter();
 	AS_TASK(proc);
-	got = get_user_pages_fast_flags(proc->mm, start, nr_pages, foll_flags,
-					pp->gp.pages);
+	got = gup_fast_calls(proc->mm, start, nr_pages, foll_flags,
+			     per_call ? per_call : nr_pages, pp->gp.pages);
 	if (got < 0 || (unsigned long)got < nr_pages) {
 		/* Like io_uring and O_DIRECT: all or nothing. */
 		if (got > 0) {
@@ -342,16 +367,30 @@ int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
 	return 0;
 }
 
+int pb_gup_fast_into(struct pb_proc *proc, unsigned long start,
+		     unsigned long nr_pages, unsigned int foll_flags,
+		     struct pb_pages *pp)
+{
+	return gup_fast_into(proc, start, nr_pages, foll_flags, 0, pp);
+}
+
 int pb_gup_fast(struct pb_proc *proc, unsigned long start,
 		unsigned long nr_pages, unsigned int foll_flags,
 		struct pb_pages **out)
+{
+	return pb_gup_fast_calls(proc, start, nr_pages, foll_flags, 0, out);
+}
+
+int pb_gup_fast_calls(struct pb_proc *proc, unsigned long start,
+		      unsigned long nr_pages, unsigned int foll_flags,
+		      unsigned long per_call, struct pb_pages **out)
 {
 	struct pb_pages *pp = pb_pages_alloc(nr_pages);
 	int err;
 
 	if (!pp)
 		return -ENOMEM;
-	err = pb_gup_fast_into(proc, start, nr_pages, foll_flags, pp);
+	err = gup_fast_into(proc, start, nr_pages, foll_flags, per_call, pp);
 	if (err) {
 		pb_pages_free(pp);
 		return err;

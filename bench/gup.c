@@ -10,7 +10,10 @@
  * but GUP-fast batching differs between the two columns.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -62,6 +65,9 @@ struct gup_mode_result {
 	bool have_kernel;
 	struct bench_stat reg, unreg;
 	char kernel_why[256];		/* why the kernel column is empty */
+	/* gup_test's PIN_FAST_BENCHMARK, where the kernel has it */
+	bool have_gup_test;
+	struct bench_stat gt_pin, gt_unpin;
 };
 
 struct gup_run {
@@ -338,6 +344,61 @@ out:
 	return err;
 }
 
+/*
+ * gup_test (CONFIG_GUP_TEST, our kernels have it): the seed's own
+ * measurement, pin_user_pages_fast() over the region in calls of 65536
+ * pages and the unpin of them all, timed by the kernel around the calls
+ * (ktime, in us; a guest under -icount counts 1000 instructions per us).
+ * The layout is mm/gup_test.h's, a debugfs ABI of its own.
+ */
+#define GUP_TEST_PATH "/sys/kernel/debug/gup_test"
+struct gup_test_args {
+	uint64_t get_delta_usec;
+	uint64_t put_delta_usec;
+	uint64_t addr;
+	uint64_t size;
+	uint32_t nr_pages_per_call;
+	uint32_t gup_flags;
+	uint32_t test_flags;
+	uint32_t which_pages[8];
+};
+#define GUP_TEST_PIN_FAST_BENCHMARK _IOWR('g', 2, struct gup_test_args)
+#define GUP_TEST_FOLL_WRITE 0x01
+
+static void kernel_gup_test(const struct gup_run *run, char *base,
+			    struct gup_mode_result *res)
+{
+	double *pin = calloc(run->reps, sizeof(*pin));
+	double *unpin = calloc(run->reps, sizeof(*unpin));
+	int fd = open(GUP_TEST_PATH, O_RDWR | O_CLOEXEC), r;
+
+	if (fd < 0 || !pin || !unpin)
+		goto out;	/* not this kernel's: no column */
+	for (r = -1; r < run->reps; r++) {
+		struct gup_test_args g = {
+			.addr = (uintptr_t)base,
+			.size = run->size,
+			.nr_pages_per_call = (uint32_t)run->pages_per_call,
+			.gup_flags = GUP_TEST_FOLL_WRITE,
+		};
+
+		if (ioctl(fd, GUP_TEST_PIN_FAST_BENCHMARK, &g))
+			goto out;
+		if (r >= 0) {
+			pin[r] = (double)g.get_delta_usec;
+			unpin[r] = (double)g.put_delta_usec;
+		}
+	}
+	res->gt_pin = bench_stats(pin, run->reps);
+	res->gt_unpin = bench_stats(unpin, run->reps);
+	res->have_gup_test = true;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(pin);
+	free(unpin);
+}
+
 /* The kernel column of mode @m; a reason in res->kernel_why if none. */
 static void gup_kernel_mode(const struct gup_run *run, enum folio_mode m,
 			    struct gup_mode_result *res)
@@ -360,8 +421,8 @@ static void gup_kernel_mode(const struct gup_run *run, enum folio_mode m,
 			 "folios did not materialize: %s", why);
 	else if (err)
 		snprintf(res->kernel_why, sizeof(res->kernel_why), "%s", why);
-	else
-		kernel_register(run, base, res);
+	else if (!kernel_register(run, base, res))
+		kernel_gup_test(run, base, res);
 	if (!err)
 		bench_kernel_unmap(base, run->size);
 	thp_settings_restore();
@@ -440,6 +501,19 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 			row.t = res->unreg;
 			bench_json_row(run->o, &row);
 		}
+		if (res->have_gup_test) {
+			snprintf(extra, sizeof(extra),
+				 ",\"size_bytes\":%lu,\"pages_per_call\":%lu",
+				 run->size, run->pages_per_call);
+			row.variant = "kernel";
+			row.backend = "kernel";
+			row.op = "gup_test_pin_user_pages_fast";
+			row.t = res->gt_pin;
+			bench_json_row(run->o, &row);
+			row.op = "gup_test_unpin_user_pages";
+			row.t = res->gt_unpin;
+			bench_json_row(run->o, &row);
+		}
 	}
 }
 
@@ -510,6 +584,33 @@ static void gup_table_row(const struct gup_run *run, enum folio_mode m,
 	else
 		fprintf(f, " %10s %10s\n", "-", "-");
 	fflush(f);
+}
+
+/*
+ * The kernel's gup_test pinning, below the table, where the kernel has
+ * it: the seed's own numbers are of this (its ratios need two kernels,
+ * per-PTE and batched: bench the two and divide).
+ */
+static void gup_test_table(const struct gup_run *run,
+			   const struct gup_mode_result *res)
+{
+	FILE *f = run->o->out;
+	int m;
+
+	for (m = 0; m < NR_FOLIO_MODES; m++)
+		if (res[m].have_gup_test)
+			break;
+	if (m == NR_FOLIO_MODES)
+		return;
+	fprintf(f, "\n  kernel gup_test: PIN_FAST_BENCHMARK (pin_user_pages_fast,"
+		" FOLL_WRITE, %lu pages per call),\n  median us as the kernel"
+		" times it\n  %-7s %10s %10s\n", run->pages_per_call, "folio",
+		"pin", "unpin");
+	for (m = 0; m < NR_FOLIO_MODES; m++)
+		if (res[m].have_gup_test)
+			fprintf(f, "  %-7s %10.0f %10.0f\n", folio_mode_name(m),
+				res[m].gt_pin.median_us,
+				res[m].gt_unpin.median_us);
 }
 
 /*
@@ -658,6 +759,8 @@ int bench_gup(const struct bench_opts *o)
 		bench_progress(o, "%s", "");
 		gup_table_row(&run, m, &res[m]);
 	}
+	if (!err && kernel)
+		gup_test_table(&run, res);
 	if (!err && (o->backend & BENCH_MODEL)) {
 		gup_pred_table(&run, res);
 		gup_targets(&run, res);

@@ -438,6 +438,16 @@ fail:
 	return -1;
 }
 
+/*
+ * The page the cases write first (M): M-1, M, M+1 and M+2 lie in one
+ * naturally aligned block of 16 pages, the reuse window, whether the
+ * folio has 16 pages or 512 (M is 10 or 258).
+ */
+static size_t middle_page(size_t nr)
+{
+	return nr >= 16 ? nr / 2 + 2 : 1;
+}
+
 /* fork(), the child exits at once: every PTE read-only, the folio exclusive again. */
 static int fork_and_reap(void)
 {
@@ -522,7 +532,7 @@ static int case_prot_read(enum folio_kind kind, char *why, size_t whylen)
 
 	if (make_folio(kind, &fa, why, whylen))
 		return KSFT_SKIP;
-	m = fa.nr / 2;
+	m = middle_page(fa.nr);
 	if (fork_and_reap())
 		SKIP("fork: %s", strerror(errno));
 	if (mprotect(fa.addr + (m + 1) * pagesize, pagesize, PROT_READ))
@@ -532,11 +542,13 @@ static int case_prot_read(enum folio_kind kind, char *why, size_t whylen)
 	before = pagemap_entry(fa.addr + (m + 1) * pagesize);
 
 	fill_page(fa.addr + m * pagesize, 2, m);
+	/* In page M's VMA and window: the seeds kernel made it writable. */
 	faults = minor_faults();
-	fill_page(fa.addr + (m + 2) * pagesize, 2, m + 2);
+	fill_page(fa.addr + (m - 1) * pagesize, 2, m - 1);
 	ksft_print_msg("%s prot-read: the store to page %zu after page %zu's "
-		       "took %ld fault(s)\n", kinds[kind].name, m + 2, m,
+		       "took %ld fault(s)\n", kinds[kind].name, m - 1, m,
 		       minor_faults() - faults);
+	fill_page(fa.addr + (m + 2) * pagesize, 2, m + 2);
 
 	if (!store_segfaults(fa.addr + (m + 1) * pagesize, 0x5a))
 		FAIL("a store to the PROT_READ page %zu did not SIGSEGV", m + 1);
@@ -547,7 +559,7 @@ static int case_prot_read(enum folio_kind kind, char *why, size_t whylen)
 		     m + 1, (unsigned long long)before,
 		     (unsigned long long)after);
 	for (i = 0; i < fa.nr; i++) {
-		unsigned int tag = (i == m || i == m + 2) ? 2 : 1;
+		unsigned int tag = (i + 1 == m || i == m || i == m + 2) ? 2 : 1;
 
 		if (!page_is(fa.addr + i * pagesize, tag, i))
 			FAIL("page %zu does not hold its contents %u", i, tag);
@@ -574,7 +586,7 @@ static int case_vmsplice(enum folio_kind kind, bool before_fork, char *why,
 
 	if (make_folio(kind, &fa, why, whylen))
 		return KSFT_SKIP;
-	m = fa.nr / 2;
+	m = middle_page(fa.nr);
 	buf = malloc(pagesize);
 	if (!buf || pipe(pipefd))
 		SKIP("pipe: %s", strerror(errno));
@@ -650,7 +662,7 @@ static int case_soft_dirty(enum folio_kind kind, char *why, size_t whylen)
 
 	if (make_folio(kind, &fa, why, whylen))
 		return KSFT_SKIP;
-	m = fa.nr / 2;
+	m = middle_page(fa.nr);
 	want = calloc(fa.nr, sizeof(*want));
 	if (!want)
 		SKIP("out of memory");
@@ -729,7 +741,7 @@ static int case_uffd_wp(enum folio_kind kind, char *why, size_t whylen)
 
 	if (make_folio(kind, &fa, why, whylen))
 		return KSFT_SKIP;
-	m = fa.nr / 2;
+	m = middle_page(fa.nr);
 	target = fa.addr + (m + 1) * pagesize;
 	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (uffd < 0)

@@ -255,7 +255,8 @@ for g in 4k 16k 64k; do
 done
 
 # 12. kernel/selftests' seeds_hazards in a guest of each kind built: the
-# newest unpatched x86_64 kernel, the newest +seeds one, arm64-4k (its
+# newest unpatched x86_64 kernel, the newest built with a series
+# directory named seeds (kernel/patches/seeds), arm64-4k (its
 # own SKIP without one): fail:0 error:0, at least one case run (a guest
 # without large folios would SKIP them all), and nothing in the kernel's
 # log.  The first run on a kernel builds its selftests (minutes, -j1).
@@ -273,7 +274,7 @@ seeds_hazards() {
 for spec in 7.3 7.3+seeds 7.3-arm64-4k; do
 	name=$("$TOOL" vm list 2>/dev/null | awk -v s="$spec" '
 		{ arch = s ~ /arm64/ ? "arm64" : "x86_64"; seeds = s ~ /seeds/ }
-		$3 == arch && $4 == "4k" && (seeds ? $NF != "-" : $NF == "-") { print $1; exit }')
+		$3 == arch && $4 == "4k" && (seeds ? $NF ~ /\/seeds$/ : $NF == "-") { print $1; exit }')
 	if [ -z "$name" ]; then
 		skip "vm selftests --only seeds_hazards on $spec" "no $spec kernel built"
 	elif [ "$spec" = 7.3-arm64-4k ] && ! command -v qemu-system-aarch64 >/dev/null 2>&1; then

@@ -158,11 +158,12 @@ void huge_pmd_set_accessed(struct vm_area_struct *vma, pmd_t *pmdp,
 /*
  * Split a PMD mapping into 512 PTEs of the same folio (or of the zero
  * page).  The folio stays whole: each PTE mapping takes its own reference
- * and the head's PageAnonExclusive spreads to every subpage.
+ * and the head's PageAnonExclusive spreads to every subpage.  @freeze:
+ * the split of the folio follows at once (split_folio()); see below.
  * Called with the PMD lock held.
  */
 static void __split_huge_pmd_locked(struct vm_area_struct *vma, pmd_t *pmdp,
-				    unsigned long haddr)
+				    unsigned long haddr, bool freeze)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	pmd_t old = pmdp_get_and_clear(pmdp);
@@ -208,19 +209,37 @@ static void __split_huge_pmd_locked(struct vm_area_struct *vma, pmd_t *pmdp,
 		entry = pte_mkdirty(entry);
 	if (pte_soft_dirty(pmd_pte(old)))
 		entry = pte_mksoft_dirty(entry);
-	set_ptes(mm, haddr, ptep, entry, HPAGE_PMD_NR);
+	/*
+	 * A freeze writes migration entries in the kernel, and after the
+	 * folio split remove_migration_pte() maps each order-0 page on its
+	 * own: no entry is ever contiguous, so nothing is folded or unfolded
+	 * (0 contpte_convert where a PTE-mapped folio's split unfolds every
+	 * block).  The model keeps the entries present through the split, so
+	 * it writes them as the remap leaves them, under the arch's set_ptes(),
+	 * which would fold the blocks of the still large folio.
+	 */
+	if (freeze)
+		__set_ptes(ptep, entry, HPAGE_PMD_NR);
+	else
+		set_ptes(mm, haddr, ptep, entry, HPAGE_PMD_NR);
 	set_pmd(pmdp, __pmd(mk_table_entry(pgtable)));
 	folio_remove_rmap_pmd(folio, vma);
+}
+
+static void split_huge_pmd_address(struct vm_area_struct *vma, pmd_t *pmdp,
+				   unsigned long haddr, bool freeze)
+{
+	spinlock_t *ptl = pmd_lock(vma->vm_mm, pmdp);
+
+	if (pmd_leaf(pmdp_get(pmdp)))
+		__split_huge_pmd_locked(vma, pmdp, haddr & PMD_MASK, freeze);
+	spin_unlock(ptl);
 }
 
 void __split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmdp,
 		      unsigned long haddr)
 {
-	spinlock_t *ptl = pmd_lock(vma->vm_mm, pmdp);
-
-	if (pmd_leaf(pmdp_get(pmdp)))
-		__split_huge_pmd_locked(vma, pmdp, haddr & PMD_MASK);
-	spin_unlock(ptl);
+	split_huge_pmd_address(vma, pmdp, haddr, false);
 }
 
 /* Split every PMD mapping that meets [start, end) of @vma. */
@@ -657,7 +676,9 @@ int split_folio(struct vm_area_struct *vma, unsigned long addr,
 /*
  * Split the PMD mapping of @folio at @haddr and then the folio, when it
  * can be split (can_split_folio() first, as __folio_split() does: a pin
- * leaves even the PMD mapping alone).  Called without the PMD lock.
+ * leaves even the PMD mapping alone).  The kernel's split_folio() of a
+ * PMD-mapped folio splits the PMD with freeze (unmap_folio():
+ * TTU_SPLIT_HUGE_PMD | TTU_SPLIT_FREEZE).  Called without the PMD lock.
  */
 static int split_huge_pmd_folio(struct vm_area_struct *vma, pmd_t *pmdp,
 				unsigned long haddr, struct folio *folio,
@@ -665,7 +686,7 @@ static int split_huge_pmd_folio(struct vm_area_struct *vma, pmd_t *pmdp,
 {
 	if (folio_ref_count(folio) != folio_mapcount(folio) + extra)
 		return -EAGAIN;
-	__split_huge_pmd(vma, pmdp, haddr);
+	split_huge_pmd_address(vma, pmdp, haddr, true);
 	return split_folio(vma, haddr, folio_page(folio, 0), extra);
 }
 

@@ -209,6 +209,40 @@ static void madvise_free_pageout_pte_range(struct madvise_walk *walk,
 }
 
 /*
+ * try_to_unmap_one() putting back the @nr entries it cleared (@orig) of a
+ * folio it may not discard: set_ptes() over each batch
+ * folio_unmap_pte_batch() made (FPB_RESPECT_WRITE |
+ * FPB_RESPECT_SOFT_DIRTY: the whole folio unless those bits differ), with
+ * the young and dirty bits the clear gathered (@gathered).  A batch, not
+ * one entry at a time: arm64 writes its whole blocks contiguous without
+ * a conversion, where single entries would fold each block again at its
+ * last entry.
+ */
+static void restore_lazyfree_ptes(struct mm_struct *mm, unsigned long addr,
+				  pte_t *ptep, const pte_t *orig, unsigned int nr,
+				  pte_t gathered)
+{
+	const fpb_t flags = FPB_RESPECT_WRITE | FPB_RESPECT_SOFT_DIRTY;
+	unsigned int i, n;
+
+	for (i = 0; i < nr; i += n) {
+		pte_t pte = orig[i];
+
+		for (n = 1; i + n < nr; n++)
+			if (!pte_same(__pte_batch_clear_ignored(orig[i + n], flags),
+				      __pte_batch_clear_ignored(pte_advance_pfn(pte, n),
+								flags)))
+				break;
+		/* Each entry's young and dirty are part of @gathered's. */
+		if (pte_young(gathered))
+			pte = pte_mkyoung(pte);
+		if (pte_dirty(gathered))
+			pte = pte_mkdirty(pte);
+		set_ptes(mm, addr + i * PAGE_SIZE, ptep + i, pte, n);
+	}
+}
+
+/*
  * try_to_unmap_one() of a lazy-free folio mapped by the PTEs at @addr (the
  * isolation reference held): clear them and flush, so no CPU can store
  * through a stale translation; a folio clean in every PTE, not
@@ -248,9 +282,7 @@ static bool discard_lazyfree_ptes(struct mmu_gather *tlb,
 	/* The only references: the mappings' and the isolation's. */
 	if (folio_test_dirty(folio) ||
 	    folio_ref_count(folio) != folio_mapcount(folio) + 1) {
-		for (i = 0; i < nr; i++)
-			set_pte_at(mm, addr + i * PAGE_SIZE, ptep + i,
-				   pte_dirty(pteval) ? pte_mkdirty(orig[i]) : orig[i]);
+		restore_lazyfree_ptes(mm, addr, ptep, orig, nr, pteval);
 		if (folio_test_dirty(folio))
 			folio_set_flag(folio, PG_swapbacked);
 		goto keep;

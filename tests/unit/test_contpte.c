@@ -645,6 +645,43 @@ static void test_pageout_split(void)
 	t.ok &= ok;
 }
 
+/*
+ * mremap of a folio of two folded blocks to a block-aligned address: with
+ * mremap_batch (Linux 6.17+, pte_batch_hint() says a block) each block
+ * leaves with one get_and_clear_ptes() and arrives with one set_ptes(),
+ * folded, converting nothing; PTE by PTE, each block is unfolded at its
+ * first entry and folded again at the destination's last: two each.
+ */
+static void mremap_blocks(bool batch)
+{
+	const unsigned long dst = ADDR_A + 4 * BLOCK;
+	struct pb_proc *p;
+	struct t_snap s;
+
+	if (two_block_folio(&p, NULL)) {
+		t_variant("upstream", batch ? "mremap_batch=1" :
+					      "mremap_batch=0");
+		t_snap(&s);
+		EXPECT_EQ(pb_mremap(p, ADDR_A, 2 * BLOCK, dst), 0);
+		EXPECT_CLEAN();
+		EXPECT_EQ(t_since(&s, PB_STAT_contpte_convert), batch ? 0 : 4);
+		EXPECT_EQ(nr_folded(p, dst, 2 * BLOCK), 2);
+		EXPECT_EQ(t_page(p, dst).folio_size, 2 * BLOCK);
+	}
+	t_exit(p);
+	t_finish();
+}
+
+static void test_mremap_blocks(void)
+{
+	bool ok;
+
+	mremap_blocks(true);
+	ok = t.ok;
+	mremap_blocks(false);
+	t.ok &= ok;
+}
+
 /* ---- gathering --------------------------------------------------------------- */
 
 /*
@@ -1009,6 +1046,8 @@ int main(void)
 		   "contpte: MADV_FREE clears folded blocks in place (no unfold either way); per PTE flushes each widened block");
 	t_isolated(test_pageout_split,
 		   "contpte: MADV_PAGEOUT splits a PTE-mapped THP unfolding each block, a PMD-mapped one converting nothing");
+	t_isolated(test_mremap_blocks,
+		   "contpte: mremap moves folded blocks as batches (mremap_batch), per PTE it unfolds and refolds each");
 	t_isolated(test_gathering,
 		   "contpte: ptep_get()/ptep_get_lockless() gather A/D across the block, counting every entry read");
 	t_isolated(test_batch_hint,

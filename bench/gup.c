@@ -435,6 +435,19 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
+/* A kernel row pair: the take and the release, @row's other fields set. */
+static void kernel_rows(const struct gup_run *run, struct bench_row *row,
+			const char *take_op, const struct bench_stat *take,
+			const char *release_op, const struct bench_stat *release)
+{
+	row->op = take_op;
+	row->t = *take;
+	bench_json_row(run->o, row);
+	row->op = release_op;
+	row->t = *release;
+	bench_json_row(run->o, row);
+}
+
 static void gup_json(const struct gup_run *run, enum folio_mode m,
 		     const struct gup_mode_result *res)
 {
@@ -487,32 +500,24 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 		row.extra_json = extra;
 		if (res->floor.reps)
 			bench_json_row(run->o, &row);
+		row.variant = "kernel";
+		row.backend = "kernel";
 		if (res->have_kernel) {
 			snprintf(extra, sizeof(extra),
 				 ",\"size_bytes\":%lu,\"iovecs\":%lu",
 				 run->size, run->size / (run->size < GUP_IOVEC_SIZE ?
 					run->size : GUP_IOVEC_SIZE));
-			row.variant = "kernel";
-			row.backend = "kernel";
-			row.op = "io_uring_register_buffers";
-			row.t = res->reg;
-			bench_json_row(run->o, &row);
-			row.op = "io_uring_unregister_buffers";
-			row.t = res->unreg;
-			bench_json_row(run->o, &row);
+			kernel_rows(run, &row, "io_uring_register_buffers",
+				    &res->reg, "io_uring_unregister_buffers",
+				    &res->unreg);
 		}
 		if (res->have_gup_test) {
 			snprintf(extra, sizeof(extra),
 				 ",\"size_bytes\":%lu,\"pages_per_call\":%lu",
 				 run->size, run->pages_per_call);
-			row.variant = "kernel";
-			row.backend = "kernel";
-			row.op = "gup_test_pin_user_pages_fast";
-			row.t = res->gt_pin;
-			bench_json_row(run->o, &row);
-			row.op = "gup_test_unpin_user_pages";
-			row.t = res->gt_unpin;
-			bench_json_row(run->o, &row);
+			kernel_rows(run, &row, "gup_test_pin_user_pages_fast",
+				    &res->gt_pin, "gup_test_unpin_user_pages",
+				    &res->gt_unpin);
 		}
 	}
 }

@@ -527,14 +527,20 @@ static void fork_zap(bool batch)
 	t_finish();
 }
 
-static void test_fork_zap(void)
+/* Run @fn batched and per PTE; the test fails if either does. */
+static void batched_and_not(void (*fn)(bool batch))
 {
 	bool ok;
 
-	fork_zap(true);
+	fn(true);
 	ok = t.ok;
-	fork_zap(false);
+	fn(false);
 	t.ok &= ok;
+}
+
+static void test_fork_zap(void)
+{
+	batched_and_not(fork_zap);
 }
 
 /*
@@ -583,12 +589,7 @@ static void free_blocks(bool batch)
 
 static void test_free_blocks(void)
 {
-	bool ok;
-
-	free_blocks(true);
-	ok = t.ok;
-	free_blocks(false);
-	t.ok &= ok;
+	batched_and_not(free_blocks);
 }
 
 /*
@@ -674,12 +675,7 @@ static void mremap_blocks(bool batch)
 
 static void test_mremap_blocks(void)
 {
-	bool ok;
-
-	mremap_blocks(true);
-	ok = t.ok;
-	mremap_blocks(false);
-	t.ok &= ok;
+	batched_and_not(mremap_blocks);
 }
 
 /* ---- gathering --------------------------------------------------------------- */

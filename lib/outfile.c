@@ -70,20 +70,47 @@ void outfile_remove_temporaries(void)
 	}
 }
 
+static void on_signal(int sig);
+
+/* Our action: on_signal(), with every handled signal blocked while it runs. */
+static void our_action(struct sigaction *sa)
+{
+	int i;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_handler = on_signal;
+	sigemptyset(&sa->sa_mask);
+	for (i = 0; i < NR_CLEANUP_SIGNALS; i++)
+		sigaddset(&sa->sa_mask, cleanup_signals[i]);
+}
+
 /*
- * Remove the temporary files, then let the signal do what it did before
- * this handler took it (the default: the process ends by it).
+ * Let the signal do what it did before this handler took it.  When that
+ * is the default action the process ends, and resignal() removes the
+ * temporary files first (our death hook).  When it is a handler of the
+ * program's own (a fuzzer's timer, the THP restore), that handler decides:
+ * if it returns, the run goes on with its files, and this handler takes
+ * the signal back.
  */
 static void on_signal(int sig)
 {
+	struct sigaction sa, cur;
 	int saved_errno = errno, i;
 
-	outfile_remove_temporaries();
 	for (i = 0; i < NR_CLEANUP_SIGNALS && cleanup_signals[i] != sig; i++)
 		;
-	if (i < NR_CLEANUP_SIGNALS)
+	if (i == NR_CLEANUP_SIGNALS) {
+		resignal(sig, NULL);
+	} else {
 		installed[i] = 0;
-	resignal(sig, i < NR_CLEANUP_SIGNALS ? &old_actions[i] : NULL);
+		resignal(sig, &old_actions[i]);
+		/* Still here: the previous handler returned. */
+		our_action(&sa);
+		if (!sigaction(sig, NULL, &cur) &&
+		    cur.sa_handler == old_actions[i].sa_handler &&
+		    !sigaction(sig, &sa, NULL))
+			installed[i] = 1;
+	}
 	errno = saved_errno;
 }
 
@@ -92,11 +119,7 @@ static void install_handlers(void)
 	struct sigaction sa;
 	int i;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < NR_CLEANUP_SIGNALS; i++)
-		sigaddset(&sa.sa_mask, cleanup_signals[i]);
+	our_action(&sa);
 	for (i = 0; i < NR_CLEANUP_SIGNALS; i++) {
 		if (installed[i] ||
 		    sigaction(cleanup_signals[i], NULL, &old_actions[i]))
@@ -154,7 +177,7 @@ static void remove_at_exit(void)
  */
 static int take_slot(struct outfile *of)
 {
-	static bool at_exit;
+	static bool at_exit, at_death;
 	int i;
 
 	for (i = 0; i < MAX_OUTFILES && (temps[i].path || temps[i].owner); i++)
@@ -163,6 +186,8 @@ static int take_slot(struct outfile *of)
 		return -EMFILE;
 	if (!at_exit && !atexit(remove_at_exit))
 		at_exit = true;
+	if (!at_death && !resignal_at_death(outfile_remove_temporaries))
+		at_death = true;
 	temps[i].owner = -1;
 	of->slot = i;
 	if (!nr_open++)

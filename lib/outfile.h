@@ -29,15 +29,18 @@
  *    temporary files go, on every path a run can end by - outfile_discard()
  *    (an error), the end of the process without a commit (exit()), and
  *    the signals that end a process (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
- *    SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ), whose handler
- *    removes them and then lets the signal do what it did before.  Only
- *    SIGKILL (or a crash) can leave one behind.
+ *    SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ): the handler
+ *    lets the signal do what it did before, and when that ends the
+ *    process, resignal() removes them first.  Only SIGKILL, _exit() from
+ *    a handler of the program's own, or a crash can leave one behind.
  *
  * The signal handlers are installed while an outfile is open and given
  * back (unless another handler took the signal over since) when the last
- * one is closed.  A handler installed later (the kernel backend's THP
- * restore) ends by the previous action, so this one still runs; one that
- * ends the process another way calls outfile_remove_temporaries() first.
+ * one is closed.  A handler of the program's own installed before them
+ * decides: if it returns (a fuzzer's timer), the run goes on and so do
+ * its files.  One installed later (the kernel backend's THP restore) ends
+ * by resignal(), which removes them; one that ends the process another
+ * way calls outfile_remove_temporaries() first.
  * Open and close outfiles from one thread.
  */
 #ifndef LIB_OUTFILE_H

@@ -11,8 +11,19 @@
 
 /*
  * Put back @old as @sig's action (SIG_DFL if @old is NULL), unblock @sig
- * (it is blocked while its handler runs) and raise it.  Async-signal-safe.
+ * (it is blocked while its handler runs) and raise it.  When that action
+ * is the default one the process ends, and the death hooks run first;
+ * when it is a handler (the program's own, a fuzzer's timer) it decides,
+ * and if it returns, so does resignal().  Async-signal-safe.
  */
 void resignal(int sig, const struct sigaction *old);
+
+/*
+ * Run @fn (async-signal-safe) whenever resignal() is about to end the
+ * process, whichever handler called it: what must not outlive the process
+ * (its temporary files) goes then, and only then.  Registering a function
+ * twice runs it once.  0, or -ENOSPC when the few slots are taken.
+ */
+int resignal_at_death(void (*fn)(void));
 
 #endif

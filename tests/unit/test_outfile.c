@@ -490,6 +490,14 @@ static void test_descriptors(void)
 	       "a descriptor open only for reading is refused (%s)", why);
 }
 
+static volatile sig_atomic_t alarms;
+
+static void count_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
 static void test_signals(void)
 {
 	const char *keep[] = { "target", "marker", NULL };
@@ -553,8 +561,40 @@ static void test_signals(void)
 	       "a child killed by SIGINT leaves its parent's temporary file"
 	       " (status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 
-	/* A handler of the program's own, installed before: it runs after
-	 * the file is gone. */
+	/* A handler of the program's own that returns (libFuzzer's timer
+	 * on SIGALRM, every few seconds): the run goes on, and so does its
+	 * file; the next SIGTERM still removes it. */
+	pid = fork();
+	if (pid == 0) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = count_alarm;
+		sigaction(SIGALRM, &sa, NULL);
+		if (outfile_open(&of, "-o", at("target"), 0, why, sizeof(why)))
+			_exit(2);
+		fputs("kept\n", of.f);
+		raise(SIGALRM);
+		raise(SIGALRM);
+		if (alarms != 2 || access(of.tmp, F_OK))
+			_exit(3);
+		if (outfile_commit(&of, why, sizeof(why)))
+			_exit(4);
+		if (outfile_open(&of, "-o", at("target"), 0, why, sizeof(why)))
+			_exit(5);
+		fputs("partial", of.f);
+		fflush(of.f);
+		raise(SIGALRM);
+		raise(SIGTERM);
+		_exit(6);
+	}
+	waitpid(pid, &status, 0);
+	tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM &&
+	       file_is(at("target"), "kept\n") && no_strays(keep),
+	       "a handler of the program's own that returns: the file stays"
+	       " and is committed, a later SIGTERM still removes the next"
+	       " one (status %d)",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+
+	/* Ignored before: stays ignored. */
 	pid = fork();
 	if (pid == 0) {
 		memset(&sa, 0, sizeof(sa));

@@ -316,6 +316,7 @@ figures: $(TOOL)
 	$(TOOL) plot --out docs/replay.svg --machine $(call shq,$(FIGURES_MACHINE)) docs/replay-results.json
 	$(TOOL) plot --out docs/predicted.svg --only predicted --machine $(call shq,$(FIGURES_MACHINE)) docs/predicted-recount-results.json docs/predicted-replay-recount-results.json docs/predicted-results.json docs/predicted-replay-results.json
 	$(TOOL) plot --out docs/mprotect-arm64.svg --only mprotect docs/mprotect-arm64-results.json
+	$(TOOL) plot --out docs/seeds-cow-kernels.svg --only kernels-cow docs/vm-runs/cow-*.json docs/bench-results.json
 
 # Bounded exhaustive equivalence: `ptebatch explore` (explore/explore.c)
 # runs every sequence of up to K operations under baseline and seeds.

@@ -35,6 +35,7 @@ struct fig_row {
 	json_t *obj;
 	const char *bench, *folio, *op, *variant, *backend, *arch, *machine;
 	const char *trace;
+	const char *kernel;		/* a guest's rows: the kernel's name */
 	const char *where;		/* the file it was read from */
 	int lineno;			/* its line there */
 	double median, min, max;
@@ -135,6 +136,7 @@ int fig_rows_add_line(struct fig_rows *rows, const char *line,
 	r->arch = str_field(o, "arch");
 	r->machine = str_field(o, "machine");
 	r->trace = str_field(o, "trace");
+	r->kernel = str_field(o, "kernel");
 	r->where = where;
 	r->lineno = lineno;
 	r->median = num(r, "median_us");
@@ -274,6 +276,7 @@ static int distinct(const struct fig_rows *rows, const char *bench,
 #define F_FOLIO offsetof(struct fig_row, folio)
 #define F_OP offsetof(struct fig_row, op)
 #define F_TRACE offsetof(struct fig_row, trace)
+#define F_KERNEL offsetof(struct fig_row, kernel)
 
 /* "median of 15 reps" or "median of 5-15 reps", over @bench's rows
  * (NULL: every row's). */
@@ -1542,6 +1545,184 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	return figure_close(&fig, out);
 }
 
+/* ---- cow on the series' kernels ---------------------------------------- */
+
+/* @kernel's row of a 2M-PTE @op (a guest's, stamped with its kernel). */
+static const struct fig_row *kernel_cow_row(const struct fig_rows *rows,
+					    const char *kernel, const char *op)
+{
+	size_t i;
+
+	for (i = 0; i < rows->nr; i++) {
+		const struct fig_row *r = &rows->row[i];
+
+		if (r->kernel && !strcmp(r->kernel, kernel) &&
+		    !strcmp(r->bench, "cow") && !strcmp(r->folio, "2M-PTE") &&
+		    !strcmp(r->op, op))
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * The window a kernel reuses, as it measured it: the stores of its
+ * one-byte-per-page pass over the faults they took (65536 / 4096 = 16).
+ */
+static double kernel_window(const struct fig_rows *rows, const char *kernel)
+{
+	const struct fig_row *r = kernel_cow_row(rows, kernel,
+						 "store_page_seq");
+	double faults = r ? num(r, "faults") : NAN;
+
+	return faults > 0 ? round(num(r, "stores") / faults) : NAN;
+}
+
+/*
+ * Seed 003's table on our kernels (`bench cow --backend vm:KERNEL` on the
+ * series built with each window, scripts/wp-reuse-kernels): faults and
+ * guest instructions of each pass against the window each kernel
+ * measured, the model's faults beside them (model rows of the same
+ * arch, if given), and the fault that walks the window.
+ */
+static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
+			   const char *path, const char *machine,
+			   struct fig_svg *out)
+{
+	const char *kernels[MAX_POINTS];
+	double ns[MAX_POINTS], sx = 0, sy = 0, sxx = 0, sxy = 0, cnt = 0;
+	struct series s1[12], s2[6], s3[4];
+	struct panel p1, p2, p3;
+	char title[1400];
+	struct figure fig;
+	struct series *f, *t;
+	const struct fig_row *r;
+	int nk, k, i, j, err;
+
+	nk = distinct(rows, "cow", arch, F_KERNEL, kernels, MAX_POINTS);
+	/* By window, ascending; a kernel without its seq pass is left out. */
+	for (i = j = 0; i < nk; i++) {
+		double n = kernel_window(rows, kernels[i]);
+		const char *name = kernels[i];
+		int m;
+
+		if (isnan(n))
+			continue;
+		for (m = j++; m > 0 && ns[m - 1] > n; m--) {
+			ns[m] = ns[m - 1];
+			kernels[m] = kernels[m - 1];
+		}
+		ns[m] = n;
+		kernels[m] = name;
+	}
+	nk = j;
+	if (!nk)
+		return -ENODATA;
+
+	panel_init(&p1, s1);
+	panel_init(&p2, s2);
+	panel_init(&p3, s3);
+	snprintf(p1.title, sizeof(p1.title), "write faults of one pass:"
+		 " the kernels (marks), the model (lines alone)");
+	snprintf(p2.title, sizeof(p2.title), "guest instructions of one pass"
+		 " (QEMU -icount)");
+	snprintf(p3.title, sizeof(p3.title), "one store per 2M: guest"
+		 " instructions of the fault that walks the window");
+	snprintf(p1.ylabel, sizeof(p1.ylabel), "faults (log scale)");
+	snprintf(p2.ylabel, sizeof(p2.ylabel), "millions (log scale)");
+	snprintf(p3.ylabel, sizeof(p3.ylabel), "thousands per fault");
+	for (k = 0; k < 3; k++) {
+		struct panel *p = k == 0 ? &p1 : k == 1 ? &p2 : &p3;
+
+		snprintf(p->xlabel, sizeof(p->xlabel), "the kernel's window:"
+			 " PTEs one write fault makes writable (log2 scale)");
+		p->logx2 = true;
+		p->logy = k < 2;
+		p->xtics = "(1, 2, 4, 8, 16, 32, 64, 128, 256, 512)";
+		p->xmin = 0.8;
+		p->xmax = 640;
+	}
+	/* The fault's cost is linear in N: a linear axis shows the line. */
+	snprintf(p3.xlabel, sizeof(p3.xlabel), "the kernel's window N");
+	p3.logx2 = false;
+	p3.xtics = "(1, 64, 128, 192, 256, 320, 384, 448, 512)";
+	p3.xmin = 0;
+	p3.xmax = 530;
+	p3.ymin = 0;
+	for (k = 0; k < NR_COW_PASSES; k++) {
+		const char *op = cow_passes[k].op;
+		double mn[MAX_POINTS];
+		int nm = cow_ns(rows, arch, "2M-PTE", mn);
+
+		f = series_add(&p1, SER_LINES, palette[k], "%s: %s", op,
+			       cow_passes[k].what);
+		f->pt = k ? 5 + 2 * k : 4;
+		t = series_add(&p2, SER_LINES, palette[k], "%s", op);
+		t->pt = f->pt;
+		for (i = 0; i < nk; i++) {
+			r = kernel_cow_row(rows, kernels[i], op);
+			point_field(f, ns[i], r, "faults", 1);
+			point_field(t, ns[i], r, "median_us", 1e-3);
+		}
+		if (!nm || !cow_row(rows, arch, "2M-PTE", op, mn[0]))
+			continue;
+		f = series_add(&p1, SER_LINES, palette[k], "%s",
+			       k ? "" : "lines alone: the model, upstream"
+				   " with wp_reuse_max = N");
+		f->pt = -1;
+		for (i = 0; i < nm; i++)
+			point_field(f, mn[i], cow_row(rows, arch, "2M-PTE", op,
+						      mn[i]), "faults", 1);
+	}
+	f = series_add(&p3, SER_LINES, palette[3], "store_2m: the pass's"
+		       " instructions / its faults");
+	for (i = 0; i < nk; i++) {
+		double y;
+
+		r = kernel_cow_row(rows, kernels[i], "store_2m");
+		point_field(f, ns[i], r, "us_per_fault", 1);
+		y = r ? num(r, "us_per_fault") : NAN;
+		if (isnan(y))
+			continue;
+		sx += ns[i];
+		sy += y;
+		sxx += ns[i] * ns[i];
+		sxy += ns[i] * y;
+		cnt++;
+	}
+	if (cnt >= 2 && cnt * sxx != sx * sx) {
+		double b = (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx);
+		double a = (sy - b * sx) / cnt;
+
+		f = series_add(&p3, SER_LINES, "#555555", "least-squares fit:"
+			       " %.2f k + %.0f x N instructions", a, b * 1e3);
+		f->pt = -1;
+		point_add(f, 1, a + b, NAN, NAN);
+		point_add(f, 512, a + b * 512, NAN, NAN);
+	}
+	snprintf(title, sizeof(title), "Seed 003's table on our kernels:"
+		 " 256M of PTE-mapped 2M folios after fork() + child exit,"
+		 " one pass each\n%d kernels (%s ... %s, arch %s); %s",
+		 nk, kernels[0], kernels[nk - 1], arch ? arch : "not in the"
+		 " rows", machine);
+	{
+		struct panel *all[] = { &p1, &p2, &p3 };
+		int m = 0;
+
+		for (i = 0; i < 3; i++)
+			if (panel_legend_chars(all[i]) > m)
+				m = panel_legend_chars(all[i]);
+		for (i = 0; i < 3; i++)
+			all[i]->rmargin = m;
+	}
+	err = figure_open(&fig, path, 1300, 1250, 3, 1, title);
+	if (err)
+		return err;
+	panel_plot(&fig, &p1);
+	panel_plot(&fig, &p2);
+	panel_plot(&fig, &p3);
+	return figure_close(&fig, out);
+}
+
 /* ---- mprotect ------------------------------------------------------------ */
 
 /* The base page of a model arch name ("arm64-16k": 16K), x86: 4K. */
@@ -2091,7 +2272,7 @@ int fig_draw_all(const struct fig_rows *rows, const char *out,
 {
 	static const char *const per_arch[] = { "gup", "cow" };
 	const char *archs[8], *c;
-	struct fig_plan plan[24];
+	struct fig_plan plan[32];
 	struct fig_svg *svg;
 	char name[64], path[4200];
 	int nr = 0, na, a, i, j, err = 0, ret, drawn = 0;
@@ -2119,6 +2300,16 @@ int fig_draw_all(const struct fig_rows *rows, const char *out,
 		plan_add(plan, &nr, "mprotect", "mprotect", NULL, fig_mprotect);
 	if (find_row(rows, NULL, "replay", NULL, NULL, NULL, NULL))
 		plan_add(plan, &nr, "replay", "replay", NULL, fig_replay);
+	/* Rows of several kernels of ours: seed 003's table across them. */
+	for (a = 0; a < na; a++) {
+		const char *ks[2];
+
+		if (distinct(rows, "cow", archs[a], F_KERNEL, ks, 2) < 2)
+			continue;
+		snprintf(name, sizeof(name), "kernels-cow%s%s", a ? "-" : "",
+			 a ? archs[a] : "");
+		plan_add(plan, &nr, name, "cow", archs[a], fig_kernels_cow);
+	}
 	if (has_prediction(rows) && nr)
 		plan_add(plan, &nr, "predicted", NULL, archs[0],
 			 fig_predicted);

@@ -9,7 +9,8 @@
  * batching per folio size beside the floor's bound and the seed's
  * published ratios; the times with min..max bars), "cow" (faults and time
  * against wp_reuse_max, the block fault against N with its fitted line),
- * "mprotect" (ns per PTE, one panel per architecture), "replay" (faults
+ * "kernels-cow" (the same passes on kernels of ours built with each window,
+ * rows of `bench cow --backend vm:NAME` stamped with "kernel"), "mprotect" (ns per PTE, one panel per architecture), "replay" (faults
  * and time of each recorded program) and "predicted" (the kernel time the
  * calibration predicts beside the kernel's measured time).
  */

@@ -4,6 +4,7 @@
  * this machine's kernel.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +290,56 @@ static void free_traces(struct bench_opts *o)
  * machine's files read-only, so traces and calibrations are found.
  */
 #define VM_ROWS "/tmp/ptebatch-bench-rows.json"
+
+/*
+ * The guest's rows say "Linux 7.3.4" whatever series its kernel carries:
+ * each gets the kernel's cache name as "kernel", so that rows of several
+ * kernels (the series with each window) keep apart in one figure.  The
+ * rows of @r->out are replaced by the stamped ones.
+ */
+static int rows_name_kernel(struct vm_result *r, const char *kernel,
+			    char *why, size_t whylen)
+{
+	char *text = NULL, *line, *next, *end = r->out + r->out_len;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int lineno = 0, ret = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (line = r->out; !ret && line < end; line = next) {
+		json_error_t jerr;
+		json_t *o;
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+
+		next = nl ? nl + 1 : end;
+		lineno++;
+		if (strspn(line, " \t\r") == (size_t)(next - line) - !!nl)
+			continue;
+		o = json_loadb(line, (size_t)(next - line), 0, &jerr);
+		if (!o || !json_is_object(o) ||
+		    json_object_set_new(o, "kernel", json_string(kernel)) ||
+		    json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER |
+				     JSON_REAL_PRECISION(17)) ||
+		    fputc('\n', f) == EOF) {
+			snprintf(why, whylen, "the guest's rows, line %d: %s",
+				 lineno, o ? "cannot add \"kernel\"" :
+				 jerr.text);
+			ret = -EINVAL;
+		}
+		json_decref(o);
+	}
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(text);
+		return ret;
+	}
+	free(r->out);
+	r->out = text;
+	r->out_len = len;
+	return 0;
+}
 static int bench_in_vm(struct bench_flags *fl, int argc, char **argv,
 		       struct outfile *json_out)
 {
@@ -367,6 +418,8 @@ static int bench_in_vm(struct bench_flags *fl, int argc, char **argv,
 		fprintf(stderr, "ptebatch: bench: the guest's rows: %s", rr.err);
 		goto out;
 	}
+	if (rows_name_kernel(&rr, k.name, why, sizeof(why)))
+		goto fail;
 	if (fl->o.json && fwrite(rr.out, 1, rr.out_len, fl->o.json) !=
 			  rr.out_len)
 		goto out;

@@ -32,7 +32,11 @@ static void plot_usage(FILE *f)
 	      "          an SVG: FILE.svg when there is one, else"
 	      " FILE-NAME.svg each\n"
 	      "          (arm64 rows: mprotect beside x86, gup-ARCH and"
-	      " cow-ARCH apart)\n"
+	      " cow-ARCH apart);\n"
+	      "          kernels-cow: seed 003's table across the kernels"
+	      " whose rows\n"
+	      "          `bench cow --backend vm:NAME` stamped with their"
+	      " names\n"
 	      "  --out FILE.svg    where the figures go\n"
 	      "  --machine TEXT    the machine every title names, for rows"
 	      " that do not carry\n"
@@ -70,8 +74,9 @@ static int set_machine(void *o, const char *v)
 
 static int set_only(void *o, const char *v)
 {
-	static const char *const known[] = { "gup", "cow", "mprotect",
-					     "replay", "predicted", NULL };
+	static const char *const known[] = { "gup", "cow", "kernels-cow",
+					     "mprotect", "replay", "predicted",
+					     NULL };
 	const char *c;
 
 	for (c = v; c; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL) {
@@ -80,14 +85,16 @@ static int set_only(void *o, const char *v)
 
 		for (k = known; *k; k++)
 			if ((strlen(*k) == n && !strncmp(*k, c, n)) ||
-			    ((!strcmp(*k, "gup") || !strcmp(*k, "cow")) &&
+			    ((!strcmp(*k, "gup") || !strcmp(*k, "cow") ||
+			      !strcmp(*k, "kernels-cow")) &&
 			     n > strlen(*k) + 1 && !strncmp(*k, c, strlen(*k)) &&
 			     c[strlen(*k)] == '-'))
 				break;
 		if (!*k)
 			return usage_error("--only: no figure '%.*s' (known:"
-					   " gup, cow, mprotect, replay,"
-					   " predicted, gup-ARCH, cow-ARCH)",
+					   " gup, cow, kernels-cow, mprotect,"
+					   " replay, predicted, gup-ARCH,"
+					   " cow-ARCH, kernels-cow-ARCH)",
 					   (int)n, c);
 	}
 	((struct plot_options *)o)->only = v;

@@ -141,6 +141,17 @@ tap_result $? "replay: one figure, every preset and the kernel in it"
 tap_result $? "--only predicted: the predictions beside the kernel, alone"
 check_svgs "replay and predicted figures" "$tmp/r.svg" "$tmp/p.svg"
 
+# Seed 003's table across our kernels: rows of `bench cow --backend
+# vm:NAME`, each stamped with its kernel, and the model's rows beside.
+"$tool" plot --out "$tmp/k.svg" --only kernels-cow docs/vm-runs/cow-*.json \
+	docs/bench-results.json >/dev/null 2>"$tmp/k.err" && [ -s "$tmp/k.svg" ] &&
+	grep -q ">Seed 003's table on our kernels" "$tmp/k.svg" &&
+	grep -q '6 kernels (7.3.4-x86_64-4k-[0-9a-f]* ... 7.3.4+seeds-n512-' "$tmp/k.svg" &&
+	grep -q '>lines alone: the model' "$tmp/k.svg" &&
+	grep -q '>least-squares fit: ' "$tmp/k.svg"
+tap_result $? "--only kernels-cow: six kernels by their windows, the model beside"
+check_svgs "kernels-cow figure" "$tmp/k.svg"
+
 # ---- bench --plot ----------------------------------------------------------
 
 "$tool" bench gup --quick --backend model --json "$tmp/g.json" \
@@ -219,6 +230,9 @@ refused "plot: --only an unknown figure" "--only: no figure 'pie'" \
 	"$tool" plot --out "$tmp/bad.svg" --only pie docs/bench-results.json
 refused "plot: --only a figure the rows cannot draw" "no rows for the figure 'replay'" \
 	"$tool" plot --out "$tmp/bad.svg" --only replay docs/bench-results.json
+refused "plot: --only kernels-cow without rows of two kernels" \
+	"no rows for the figure 'kernels-cow'" \
+	"$tool" plot --out "$tmp/bad.svg" --only kernels-cow docs/bench-results.json
 refused "plot: --out in a missing directory" "--out: $tmp/nodir/bad.svg" \
 	"$tool" plot --out "$tmp/nodir/bad.svg" docs/bench-results.json
 

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <gsl/gsl_fit.h>
 #include <jansson.h>
 #include <math.h>
 #include <spawn.h>
@@ -523,6 +524,29 @@ static void point_row(struct series *s, double x, const struct fig_row *r,
 		s->row[s->n - 1] = r;
 		s->field[s->n - 1] = "median_us";
 	}
+}
+
+/*
+ * The least-squares line y = a + b x through the drawn points of @s
+ * (gsl_fit_linear): false when fewer than two points, or all at one x.
+ */
+static bool fit_line(const struct series *s, double *a, double *b)
+{
+	double x[MAX_POINTS], y[MAX_POINTS], c00, c01, c11, sumsq;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		if (isnan(s->y[i]))
+			continue;
+		x[n] = s->x[i];
+		y[n++] = s->y[i];
+	}
+	for (i = 1; i < (int)n && x[i] == x[0]; i++)
+		;
+	if (n < 2 || i == (int)n)
+		return false;
+	return !gsl_fit_linear(x, 1, y, 1, n, a, b, &c00, &c01, &c11, &sumsq);
 }
 
 static void data_value(FILE *f, double v)
@@ -1390,7 +1414,7 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	struct series s1[12], s2[12], s3[6];
 	struct panel p1, p2, p3;
 	double ns[MAX_POINTS], ns64[MAX_POINTS];
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, cnt = 0, a = NAN, b = NAN;
+	double a, b;
 	char title[1200], reps[64], size_text[64] = "?";
 	struct figure fig;
 	struct series *s;
@@ -1489,23 +1513,10 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	p3.ymin = 0;
 	s = series_add(&p3, SER_LINES, palette[3], "store_2m: model,"
 		       " median pass / faults");
-	for (i = 0; i < nn; i++) {
-		double y;
-
-		r = cow_row(rows, arch, "2M-PTE", "store_2m", ns[i]);
-		y = r ? num(r, "us_per_fault") : NAN;
-		point_add(s, ns[i], y, NAN, NAN);
-		if (isnan(y))
-			continue;
-		sx += ns[i];
-		sy += y;
-		sxx += ns[i] * ns[i];
-		sxy += ns[i] * y;
-		cnt++;
-	}
-	if (cnt >= 2 && cnt * sxx != sx * sx) {
-		b = (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx);
-		a = (sy - b * sx) / cnt;
+	for (i = 0; i < nn; i++)
+		point_field(s, ns[i], cow_row(rows, arch, "2M-PTE", "store_2m",
+					      ns[i]), "us_per_fault", 1);
+	if (fit_line(s, &a, &b)) {
 		s = series_add(&p3, SER_LINES, "#555555", "least-squares fit:"
 			       " %.3f us + %.2f ns x N", a, b * 1e3);
 		s->pt = -1;
@@ -1589,7 +1600,7 @@ static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
 			   struct fig_svg *out)
 {
 	const char *kernels[MAX_POINTS];
-	double ns[MAX_POINTS], sx = 0, sy = 0, sxx = 0, sxy = 0, cnt = 0;
+	double ns[MAX_POINTS], a, b;
 	struct series s1[12], s2[6], s3[4];
 	struct panel p1, p2, p3;
 	char title[1400];
@@ -1675,24 +1686,11 @@ static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
 	}
 	f = series_add(&p3, SER_LINES, palette[3], "store_2m: the pass's"
 		       " instructions / its faults");
-	for (i = 0; i < nk; i++) {
-		double y;
-
-		r = kernel_cow_row(rows, kernels[i], "store_2m");
-		point_field(f, ns[i], r, "us_per_fault", 1);
-		y = r ? num(r, "us_per_fault") : NAN;
-		if (isnan(y))
-			continue;
-		sx += ns[i];
-		sy += y;
-		sxx += ns[i] * ns[i];
-		sxy += ns[i] * y;
-		cnt++;
-	}
-	if (cnt >= 2 && cnt * sxx != sx * sx) {
-		double b = (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx);
-		double a = (sy - b * sx) / cnt;
-
+	for (i = 0; i < nk; i++)
+		point_field(f, ns[i], kernel_cow_row(rows, kernels[i],
+						     "store_2m"),
+			    "us_per_fault", 1);
+	if (fit_line(f, &a, &b)) {
 		f = series_add(&p3, SER_LINES, "#555555", "least-squares fit:"
 			       " %.2f k + %.0f x N instructions", a, b * 1e3);
 		f->pt = -1;

@@ -295,7 +295,8 @@ static void free_traces(struct bench_opts *o)
  * The guest's rows say "Linux 7.3.4" whatever series its kernel carries:
  * each gets the kernel's cache name as "kernel", so that rows of several
  * kernels (the series with each window) keep apart in one figure.  The
- * rows of @r->out are replaced by the stamped ones.
+ * rows of @r->out are replaced by the stamped ones; 15 digits give back
+ * the guest's numbers as it printed them (87541.405, not ...404999999999).
  */
 static int rows_name_kernel(struct vm_result *r, const char *kernel,
 			    char *why, size_t whylen)
@@ -320,7 +321,7 @@ static int rows_name_kernel(struct vm_result *r, const char *kernel,
 		if (!o || !json_is_object(o) ||
 		    json_object_set_new(o, "kernel", json_string(kernel)) ||
 		    json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER |
-				     JSON_REAL_PRECISION(17)) ||
+				     JSON_REAL_PRECISION(15)) ||
 		    fputc('\n', f) == EOF) {
 			snprintf(why, whylen, "the guest's rows, line %d: %s",
 				 lineno, o ? "cannot add \"kernel\"" :

@@ -1408,6 +1408,31 @@ static const struct fig_row *cow_row(const struct fig_rows *rows,
 	return NULL;
 }
 
+/*
+ * The cow figures' three panels in one column, their legends in one
+ * margin: faults, time or instructions, and the block fault.
+ */
+static int cow_figure_draw(const char *path, const char *title,
+			   struct panel *p1, struct panel *p2,
+			   struct panel *p3, struct fig_svg *out)
+{
+	struct panel *all[] = { p1, p2, p3 };
+	struct figure fig;
+	int i, m = 0, err;
+
+	for (i = 0; i < 3; i++)
+		if (panel_legend_chars(all[i]) > m)
+			m = panel_legend_chars(all[i]);
+	err = figure_open(&fig, path, 1300, 1250, 3, 1, title);
+	if (err)
+		return err;
+	for (i = 0; i < 3; i++) {
+		all[i]->rmargin = m;
+		panel_plot(&fig, all[i]);
+	}
+	return figure_close(&fig, out);
+}
+
 static int fig_cow(const struct fig_rows *rows, const char *arch,
 		   const char *path, const char *machine, struct fig_svg *out)
 {
@@ -1416,10 +1441,9 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	double ns[MAX_POINTS], ns64[MAX_POINTS];
 	double a, b;
 	char title[1200], reps[64], size_text[64] = "?";
-	struct figure fig;
 	struct series *s;
 	const struct fig_row *r;
-	int nn, nn64, i, k, err;
+	int nn, nn64, i, k;
 
 	nn = cow_ns(rows, arch, "2M-PTE", ns);
 	nn64 = cow_ns(rows, arch, "64K", ns64);
@@ -1537,23 +1561,7 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 		 arch ? arch : "not in the rows",
 		 find_row(rows, arch, "cow", NULL, NULL, NULL, "kernel") ?
 		 " against the kernel" : ", no kernel rows", reps, machine);
-	{
-		struct panel *all[] = { &p1, &p2, &p3 };
-		int m = 0;
-
-		for (i = 0; i < 3; i++)
-			if (panel_legend_chars(all[i]) > m)
-				m = panel_legend_chars(all[i]);
-		for (i = 0; i < 3; i++)
-			all[i]->rmargin = m;
-	}
-	err = figure_open(&fig, path, 1300, 1250, 3, 1, title);
-	if (err)
-		return err;
-	panel_plot(&fig, &p1);
-	panel_plot(&fig, &p2);
-	panel_plot(&fig, &p3);
-	return figure_close(&fig, out);
+	return cow_figure_draw(path, title, &p1, &p2, &p3, out);
 }
 
 /* ---- cow on the series' kernels ---------------------------------------- */
@@ -1604,10 +1612,9 @@ static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
 	struct series s1[12], s2[6], s3[4];
 	struct panel p1, p2, p3;
 	char title[1400];
-	struct figure fig;
 	struct series *f, *t;
 	const struct fig_row *r;
-	int nk, k, i, j, err;
+	int nk, k, i, j;
 
 	nk = distinct(rows, "cow", arch, F_KERNEL, kernels, MAX_POINTS);
 	/* By window, ascending; a kernel without its seq pass is left out. */
@@ -1702,23 +1709,7 @@ static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
 		 " one pass each\n%d kernels (%s ... %s, arch %s); %s",
 		 nk, kernels[0], kernels[nk - 1], arch ? arch : "not in the"
 		 " rows", machine);
-	{
-		struct panel *all[] = { &p1, &p2, &p3 };
-		int m = 0;
-
-		for (i = 0; i < 3; i++)
-			if (panel_legend_chars(all[i]) > m)
-				m = panel_legend_chars(all[i]);
-		for (i = 0; i < 3; i++)
-			all[i]->rmargin = m;
-	}
-	err = figure_open(&fig, path, 1300, 1250, 3, 1, title);
-	if (err)
-		return err;
-	panel_plot(&fig, &p1);
-	panel_plot(&fig, &p2);
-	panel_plot(&fig, &p3);
-	return figure_close(&fig, out);
+	return cow_figure_draw(path, title, &p1, &p2, &p3, out);
 }
 
 /* ---- mprotect ------------------------------------------------------------ */

@@ -549,6 +549,27 @@ static bool fit_line(const struct series *s, double *a, double *b)
 	return !gsl_fit_linear(x, 1, y, 1, n, a, b, &c00, &c01, &c11, &sumsq);
 }
 
+/*
+ * @s's least-squares line from N = 1 to 512, a grey series of @p
+ * labelled by @fmt with the intercept and the slope times 1000 (none
+ * when @s has no line).
+ */
+static void __attribute__((format(printf, 3, 0)))
+panel_fit_line(struct panel *p, const struct series *s, const char *fmt)
+{
+	struct series *line;
+	char label[200];
+	double a, b;
+
+	if (!fit_line(s, &a, &b))
+		return;
+	snprintf(label, sizeof(label), fmt, a, b * 1e3);
+	line = series_add(p, SER_LINES, "#555555", "%s", label);
+	line->pt = -1;
+	point_add(line, 1, a + b, NAN, NAN);
+	point_add(line, 512, a + b * 512, NAN, NAN);
+}
+
 static void data_value(FILE *f, double v)
 {
 	if (isnan(v) || isinf(v))
@@ -1439,7 +1460,6 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	struct series s1[12], s2[12], s3[6];
 	struct panel p1, p2, p3;
 	double ns[MAX_POINTS], ns64[MAX_POINTS];
-	double a, b;
 	char title[1200], reps[64], size_text[64] = "?";
 	struct series *s;
 	const struct fig_row *r;
@@ -1540,13 +1560,7 @@ static int fig_cow(const struct fig_rows *rows, const char *arch,
 	for (i = 0; i < nn; i++)
 		point_field(s, ns[i], cow_row(rows, arch, "2M-PTE", "store_2m",
 					      ns[i]), "us_per_fault", 1);
-	if (fit_line(s, &a, &b)) {
-		s = series_add(&p3, SER_LINES, "#555555", "least-squares fit:"
-			       " %.3f us + %.2f ns x N", a, b * 1e3);
-		s->pt = -1;
-		point_add(s, 1, a + b, NAN, NAN);
-		point_add(s, 512, a + b * 512, NAN, NAN);
-	}
+	panel_fit_line(&p3, s, "least-squares fit: %.3f us + %.2f ns x N");
 	r = find_row(rows, arch, "cow", "2M-PTE", "store_2m", NULL, "kernel");
 	if (r && !isnan(num(r, "us_per_fault"))) {
 		s = series_add(&p3, SER_HLINE, C_KERNEL, "the kernel: %.3f us"
@@ -1608,7 +1622,7 @@ static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
 			   struct fig_svg *out)
 {
 	const char *kernels[MAX_POINTS];
-	double ns[MAX_POINTS], a, b;
+	double ns[MAX_POINTS];
 	struct series s1[12], s2[6], s3[4];
 	struct panel p1, p2, p3;
 	char title[1400];
@@ -1697,13 +1711,8 @@ static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
 		point_field(f, ns[i], kernel_cow_row(rows, kernels[i],
 						     "store_2m"),
 			    "us_per_fault", 1);
-	if (fit_line(f, &a, &b)) {
-		f = series_add(&p3, SER_LINES, "#555555", "least-squares fit:"
-			       " %.2f k + %.0f x N instructions", a, b * 1e3);
-		f->pt = -1;
-		point_add(f, 1, a + b, NAN, NAN);
-		point_add(f, 512, a + b * 512, NAN, NAN);
-	}
+	panel_fit_line(&p3, f, "least-squares fit: %.2f k + %.0f x N"
+		       " instructions");
 	snprintf(title, sizeof(title), "Seed 003's table on our kernels:"
 		 " 256M of PTE-mapped 2M folios after fork() + child exit,"
 		 " one pass each\n%d kernels (%s ... %s, arch %s); %s",

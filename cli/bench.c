@@ -261,9 +261,6 @@ static int read_calibration(struct bench_flags *fl, struct calibration *c,
 	if (!ret) {
 		o->calib = c;
 		o->calib_path = path;
-		/* The model's rows carry its predictions; the kernel's none. */
-		if (o->backend != BENCH_KERNEL)
-			calib_warn_other_cpu(stderr, "ptebatch: bench", path, c);
 		return 0;
 	}
 	if (fl->calibration)
@@ -271,6 +268,19 @@ static int read_calibration(struct bench_flags *fl, struct calibration *c,
 				      : usage_error("--calibration: %s", why);
 	o->calib_none = why;
 	return 0;
+}
+
+/*
+ * A calibration measured on another CPU is an assumption here: said once
+ * the command line is known to be good, so that a usage error is the
+ * first line of stderr, and only where the model's rows carry its
+ * predictions (the kernel's carry none).
+ */
+static void warn_calibration(const struct bench_opts *o)
+{
+	if (o->calib && o->backend != BENCH_KERNEL)
+		calib_warn_other_cpu(stderr, "ptebatch: bench", o->calib_path,
+				     o->calib);
 }
 
 static void free_traces(struct bench_opts *o)
@@ -493,8 +503,10 @@ static int bench_main(int argc, char **argv)
 				       sizeof(calib_why));
 	if (!ret && fl.vm_spec) {
 		ret = open_bench_outputs(o, fl.json, &json_out);
-		if (!ret)
+		if (!ret) {
+			warn_calibration(o);
 			ret = bench_in_vm(&fl, argc, argv, &json_out);
+		}
 		goto out;
 	}
 	if (!ret && o->backend == BENCH_KERNEL && geteuid()) {
@@ -507,6 +519,7 @@ static int bench_main(int argc, char **argv)
 		ret = open_bench_outputs(o, fl.json, &json_out);
 	if (ret)
 		goto out;
+	warn_calibration(o);
 	o->progress = isatty(STDERR_FILENO);
 	if (replay) {
 		err = bench_replay(o);

@@ -149,13 +149,16 @@ else
 	done
 fi
 
+# Its only other line may be the warning that the shipped calibration was
+# measured on another CPU than this machine's (bench says so first).
 if command -v gnuplot >/dev/null 2>&1; then
 	"$tool" bench replay --backend model --reps 1 --plot "$tmp/r.svg" \
 		"$trace" >/dev/null 2>"$tmp/plot.err" &&
 		grep -q '>model: seeds+wp_reuse_max=512<' "$tmp/r.svg" &&
 		grep -q '>toy.scn: faults<' "$tmp/r.svg" &&
 		grep -q '>toy.scn: wall time of its statements' "$tmp/r.svg" &&
-		[ "$(cat "$tmp/plot.err")" = "plot: wrote $tmp/r.svg" ]
+		[ "$(grep -v ': warning: .* was measured on another CPU' \
+			"$tmp/plot.err")" = "plot: wrote $tmp/r.svg" ]
 	tap_result $? "--plot: a faults and a time panel, labels as written"
 	sed 's/^/# stderr: /' "$tmp/plot.err"
 else

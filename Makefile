@@ -211,11 +211,12 @@ $(BUILD)/record/known: tests/record/known.c
 
 # Every other architecture gets the checks that say batching changes
 # nothing but cost there too - the equivalence test, the contpte test,
-# the stress test and explore - and x86-pae its torn-read test (torn
+# the stress test and explore - the placement test (each architecture's
+# address space ends elsewhere), and x86-pae its torn-read test (torn
 # reads exist only there).  tests/run-all.sh runs them from
 # $(BUILD)/ARCH/.
 ARCH_CHECKS := tests/test_equivalence tests/test_contpte tests/test_stress \
-	       ptebatch
+	       tests/test_place ptebatch
 ifeq ($(ARCH),x86_64)
 .PHONY: arch-checks
 arch-checks:

@@ -5,7 +5,7 @@
  *
  * Every scenario process is a real process (kernel_proc.c); fork is a
  * real fork.  This file is the coordinator: it applies the THP settings
- * (thp_sysfs.c), places the regions exactly as the model backend does,
+ * (thp_sysfs.c), places the regions as the model does (scenario/place.c),
  * sends each statement to the process that acts, and reads back the
  * error and the minor faults it took.  An observe reads the processes'
  * page tables from /proc/PID/pagemap and the folios from /proc/kpageflags;
@@ -35,11 +35,7 @@
 #include "backend/fcount.h"
 #include "backend/kstats.h"
 #include "backend/thp_sysfs.h"
-
-/* Region placement: the model backend's, so both records name the same
- * addresses (see model.c). */
-#define KERNEL_FIRST_ADDR (4UL << 30)
-#define KERNEL_ADDR_LIMIT (1UL << 47)
+#include "scenario/place.h"
 
 /* Pages read from pagemap, and peeked, per round trip. */
 #define OBSERVE_BATCH KPEEK_MAX
@@ -61,12 +57,6 @@ struct kernel_proc {
 	unsigned long *len;
 };
 
-struct kernel_region {
-	unsigned long addr;
-	unsigned long room_end;	/* resize may grow it up to here */
-	bool placed;
-};
-
 /* The folio last found by an observe: reused for its other pages. */
 struct kfolio {
 	uint64_t head, nr;
@@ -83,7 +73,7 @@ struct kernel {
 	struct thp_fallback fallback;	/* the counters at start */
 	unsigned long page_size;
 	unsigned long pmd_size;
-	unsigned long cursor;	/* next free address for a region */
+	struct scn_placement place;	/* where the next region goes */
 	int kpf_fd;		/* /proc/kpageflags */
 	struct kstats_reader *kst;	/* want_kstats: open while running */
 	bool kst_failed;		/* a read failed: no more kstats */
@@ -97,7 +87,7 @@ struct kernel {
 	struct kproc_env env;
 	struct kernel_proc procs[SCN_MAX_PROCS];
 	size_t region_words;		/* of a process's region bitmap */
-	struct kernel_region *regions;	/* the scenario's nr_regions */
+	struct scn_region_addr *regions;	/* the scenario's nr_regions */
 	uint64_t *region_bits;		/* every process's bitmap */
 	unsigned long *lens;		/* every process's lengths */
 	struct ktouch touch[KTOUCH_MAX];	/* one KOP_TOUCH's runs */
@@ -159,7 +149,7 @@ skip(struct kernel *k, const char *fmt, ...)
 	return -EOPNOTSUPP;
 }
 
-/* ---- regions: as model.c places them ------------------------------------ */
+/* ---- regions: placed by scenario/place.c, as the model's are ------------ */
 
 static bool proc_has_region(const struct kernel_proc *p, int region)
 {
@@ -173,40 +163,9 @@ static void proc_add_region(struct kernel_proc *p, int region,
 	p->len[region] = len;
 }
 
-static unsigned long region_align(const struct kernel *k)
-{
-	return k->pmd_size > SCN_REGION_ALIGN ? k->pmd_size : SCN_REGION_ALIGN;
-}
-
-/*
- * Rooms are address arithmetic, not reservations: nothing is mapped past
- * a region's end, the next region is only placed beyond.  4096 regions
- * with the default room (about 66M each) take under 300G of the 128T.
- */
-static int place_region(struct kernel *k, int region, unsigned long at,
-			unsigned long len, unsigned long room)
-{
-	unsigned long align = region_align(k);
-	unsigned long base = round_up(k->cursor, align);
-	unsigned long span = room > len ? room : len;
-
-	if (base < k->cursor || base > KERNEL_ADDR_LIMIT ||
-	    span > KERNEL_ADDR_LIMIT || at > KERNEL_ADDR_LIMIT - span ||
-	    at + span > KERNEL_ADDR_LIMIT - base)
-		return -ENOMEM;
-	k->regions[region].addr = base + at;
-	k->regions[region].room_end = scenario_region_room_end(base + at, len,
-								room);
-	k->regions[region].placed = true;
-	k->cursor = round_up(k->regions[region].room_end, align) + align;
-	return 0;
-}
-
 static unsigned long range_addr(const struct kernel *k, const struct stmt *st)
 {
-	const struct kernel_region *r = &k->regions[st->region];
-
-	return r->placed ? r->addr + st->off : st->off;
+	return scenario_region_addr(&k->regions[st->region], st->off);
 }
 
 /* ---- talking to a process ---------------------------------------------- */
@@ -307,8 +266,8 @@ static void init_cmd(const struct kernel *k, struct kcmd *c, enum kop op)
 	memset(c, 0, sizeof(*c));
 	c->op = op;
 	c->advice = -1;
-	c->span_lo = KERNEL_FIRST_ADDR;
-	c->span_hi = k->cursor;
+	c->span_lo = SCN_FIRST_REGION_ADDR;
+	c->span_hi = k->place.cursor;
 }
 
 /*
@@ -551,7 +510,7 @@ static int do_exec(struct kernel *k, int proc, struct stmt_result *res)
 
 	memset(p->regions, 0, k->region_words * sizeof(*p->regions));
 	memset(p->len, 0, k->s->nr_regions * sizeof(*p->len));
-	if (k->cursor == KERNEL_FIRST_ADDR)
+	if (k->place.cursor == SCN_FIRST_REGION_ADDR)
 		return 0;
 	init_cmd(k, &c, KOP_MUNMAP);
 	c.addr = c.span_lo;
@@ -594,7 +553,7 @@ static int do_touch(struct kernel *k, int proc, const struct stmt *st,
 
 	for (i = 0; i < st->nr_items; i++) {
 		const struct scn_touch *it = &st->items[i];
-		const struct kernel_region *r = &k->regions[it->region];
+		const struct scn_region_addr *r = &k->regions[it->region];
 
 		if (!r->placed) {
 			ret = touch_send(k, proc, st, n, res);
@@ -805,7 +764,7 @@ static int do_split(struct kernel *k, int proc, const struct stmt *st,
 static int do_resize(struct kernel *k, int proc, const struct stmt *st,
 		     struct stmt_result *res)
 {
-	const struct kernel_region *r = &k->regions[st->region];
+	const struct scn_region_addr *r = &k->regions[st->region];
 	unsigned long *len = &k->procs[proc].len[st->region];
 	bool past_room = st->len > *len && st->len > r->room_end - r->addr;
 	struct kreply rep;
@@ -860,7 +819,8 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	case ST_MMAP:
 		/* The region is the process's even if the mapping fails. */
 		proc_add_region(p, st->region, st->len);
-		ret = place_region(k, st->region, st->at, st->len, st->room);
+		ret = scenario_place_region(&k->place, &k->regions[st->region],
+					    st->at, st->len, st->room);
 		if (ret)
 			return ret;
 		init_cmd(k, &c, KOP_MMAP);	/* the span grew */
@@ -930,7 +890,9 @@ static int kernel_do(struct kernel *k, int proc, const struct stmt *st,
 	}
 	case ST_MREMAP:
 		proc_add_region(p, st->new_region, st->len);
-		ret = place_region(k, st->new_region, st->at, st->len, 0);
+		ret = scenario_place_region(&k->place,
+					    &k->regions[st->new_region],
+					    st->at, st->len, 0);
 		if (ret)
 			return ret;
 		init_cmd(k, &c, KOP_MREMAP);
@@ -1198,7 +1160,7 @@ static int observe_batch(struct kernel *k, int proc, int region, int pm_fd,
 			 unsigned long first, unsigned long n,
 			 struct snapshot *snap)
 {
-	const struct kernel_region *r = &k->regions[region];
+	const struct scn_region_addr *r = &k->regions[region];
 	unsigned long i, nr_peek = 0;
 	struct snap_page pg;
 	struct kfolio f;
@@ -1411,7 +1373,6 @@ static void kernel_reset(struct kernel *k)
 			k->fds[i][j] = -1;
 		k->parent[i] = -1;
 	}
-	k->cursor = KERNEL_FIRST_ADDR;
 	k->kpf_fd = -1;
 	k->kst_failed = false;
 	k->env.scratch_fd = -1;
@@ -1458,24 +1419,27 @@ static void kernel_teardown(struct kernel *k)
 	kernel_free_regions(k);
 }
 
-/* Where the run's regions will lie: [KERNEL_FIRST_ADDR, the end). */
-static unsigned long regions_end(struct kernel *k, const struct scenario *s)
+/*
+ * Where the run's regions will lie: [SCN_FIRST_REGION_ADDR, the end), each
+ * mmap and mremap placed in turn on a copy of the run's placement.
+ */
+static unsigned long regions_end(const struct kernel *k,
+				 const struct scenario *s)
 {
-	unsigned long end;
+	struct scn_placement pl = k->place;
+	struct scn_region_addr r;
 	int i;
 
 	for (i = 0; i < s->nr_stmts; i++) {
 		const struct stmt *st = &s->stmts[i];
 
 		if (st->kind == ST_MMAP)
-			place_region(k, st->region, st->at, st->len, st->room);
+			scenario_place_region(&pl, &r, st->at, st->len,
+					      st->room);
 		else if (st->kind == ST_MREMAP)
-			place_region(k, st->new_region, st->at, st->len, 0);
+			scenario_place_region(&pl, &r, st->at, st->len, 0);
 	}
-	end = k->cursor;
-	memset(k->regions, 0, s->nr_regions * sizeof(*k->regions));
-	k->cursor = KERNEL_FIRST_ADDR;
-	return end;
+	return pl.cursor;
 }
 
 /*
@@ -1485,7 +1449,7 @@ static unsigned long regions_end(struct kernel *k, const struct scenario *s)
  */
 static int check_addresses_free(struct kernel *k, const struct scenario *s)
 {
-	unsigned long lo = KERNEL_FIRST_ADDR, hi = regions_end(k, s);
+	unsigned long lo = SCN_FIRST_REGION_ADDR, hi = regions_end(k, s);
 	unsigned long start, end;
 	char *line = NULL;
 	size_t cap = 0;
@@ -1712,6 +1676,7 @@ static int kernel_start(struct backend *b, const struct scenario *s)
 	k->page_size = sysconf(_SC_PAGESIZE);
 	k->pmd_size = read_ulong_file(THP_SYSFS_DIR "/hpage_pmd_size",
 				      SCN_REGION_ALIGN);
+	scenario_place_init(&k->place, k->pmd_size);
 	ret = kernel_alloc_regions(k, s);
 	if (ret)
 		goto fail;

@@ -6,7 +6,8 @@
  * Each statement becomes the pb_* calls a real program's system calls
  * would make, on CPU 0 of the one simulated machine, which runs the
  * variant (batching switches) the options name.  The backend places
- * the regions (the language names them; the model wants addresses), keeps
+ * the regions (scenario/place.c: the language names them; the model
+ * wants addresses), keeps
  * the handles a register or vmsplice holds, and measures each statement as
  * the delta of the acting process's fault count and of the cost counters.
  */
@@ -17,25 +18,8 @@
 
 #include "backend/backend.h"
 #include "ptebatch.h"
+#include "scenario/place.h"
 #include "scenario/record.h"
-
-/*
- * Where regions go: from 4G up, each on a fresh PMD-aligned block, past
- * the room the one before may grow into (SCN_RESIZE_ROOM) and one empty
- * block more, so no two regions share a page table's worth of address
- * space, a THP can never span two of them, and a region grown to the end
- * of its room still does not touch (or merge with) the next.
- */
-#define MODEL_FIRST_ADDR (4UL << 30)
-/*
- * The user address space, pb_mmap cannot go past it: x86-64's four
- * levels, arm64's 48-bit VA.
- */
-#ifdef CONFIG_ARM64
-#define MODEL_ADDR_LIMIT (1UL << 48)
-#else
-#define MODEL_ADDR_LIMIT (1UL << 47)
-#endif
 
 /* pb_observe() is asked for this many pages at a time. */
 #define OBSERVE_BATCH 256
@@ -52,12 +36,6 @@ struct model_proc {
 	unsigned long *len;
 };
 
-struct model_region {
-	unsigned long addr;
-	unsigned long room_end;	/* resize may grow it up to here */
-	bool placed;
-};
-
 struct model_handle {
 	struct pb_pages *pages;	/* NULL when not held */
 	bool dirty;		/* register: the device may have written */
@@ -69,11 +47,11 @@ struct model {
 	const struct scenario *s;
 	bool running;		/* between a successful pb_init and pb_fini */
 	unsigned long page_size;
-	unsigned long cursor;	/* next free address for a region */
+	struct scn_placement place;	/* where the next region goes */
 	uint8_t *page_buf;	/* one page, for the device side of dio-write */
 	size_t region_words;	/* of a process's region bitmap */
 	struct model_proc procs[SCN_MAX_PROCS];
-	struct model_region *regions;	/* the scenario's nr_regions */
+	struct scn_region_addr *regions;	/* the scenario's nr_regions */
 	uint64_t *region_bits;		/* every process's bitmap */
 	unsigned long *lens;		/* every process's lengths */
 	struct model_handle handles[SCN_MAX_HANDLES];
@@ -97,11 +75,6 @@ static struct model *to_model(struct backend *b)
 	return (struct model *)((char *)b - offsetof(struct model, base));
 }
 
-static unsigned long round_up(unsigned long x, unsigned long align)
-{
-	return (x + align - 1) & ~(align - 1);
-}
-
 /* ---- regions ---------------------------------------------------------- */
 
 static bool proc_has_region(const struct model_proc *p, int region)
@@ -116,46 +89,10 @@ static void proc_add_region(struct model_proc *p, int region,
 	p->len[region] = len;
 }
 
-/*
- * The language's 2M alignment, or the PMD size where that is larger, so a
- * region still starts on a page table of its own.
- */
-static unsigned long region_align(void)
-{
-	unsigned long pmd = pb_pmd_size();
-
-	return pmd > SCN_REGION_ALIGN ? pmd : SCN_REGION_ALIGN;
-}
-
-/*
- * Give @region an address: @at past a fresh aligned block, @len long,
- * with @room to grow (mmap's `room`, 0 for the default).
- */
-static int place_region(struct model *m, int region, unsigned long at,
-			unsigned long len, unsigned long room)
-{
-	unsigned long align = region_align();
-	unsigned long base = round_up(m->cursor, align);
-	unsigned long span = room > len ? room : len;
-
-	if (base < m->cursor || base > MODEL_ADDR_LIMIT ||
-	    span > MODEL_ADDR_LIMIT || at > MODEL_ADDR_LIMIT - span ||
-	    at + span > MODEL_ADDR_LIMIT - base)
-		return -ENOMEM;
-	m->regions[region].addr = base + at;
-	m->regions[region].room_end = scenario_region_room_end(base + at, len,
-								room);
-	m->regions[region].placed = true;
-	m->cursor = round_up(m->regions[region].room_end, align) + align;
-	return 0;
-}
-
-/* The address of @st's range, or 0 when its region never got one. */
+/* The address of @st's range (0 when its region never got one). */
 static unsigned long range_addr(const struct model *m, const struct stmt *st)
 {
-	const struct model_region *r = &m->regions[st->region];
-
-	return r->placed ? r->addr + st->off : 0;
+	return scenario_region_addr(&m->regions[st->region], st->off);
 }
 
 /* ---- statements ------------------------------------------------------- */
@@ -182,7 +119,8 @@ static int do_mmap(struct model *m, struct model_proc *p,
 	/* The region is the process's even if the mapping fails, as in the
 	 * parser's picture: a snapshot then shows it absent. */
 	proc_add_region(p, st->region, st->len);
-	ret = place_region(m, st->region, st->at, st->len, st->room);
+	ret = scenario_place_region(&m->place, &m->regions[st->region], st->at,
+				    st->len, st->room);
 	if (ret)
 		return ret;
 	addr = m->regions[st->region].addr;
@@ -267,7 +205,7 @@ static int do_spawn(struct model *m, const struct stmt *st,
  */
 static int do_exec(struct model *m, struct model_proc *p)
 {
-	const struct model_region *r;
+	const struct scn_region_addr *r;
 	size_t w;
 	int ret, region;
 
@@ -301,7 +239,7 @@ static int do_touch(struct model *m, struct model_proc *p,
 	int ret;
 
 	for (it = st->items; it < end; it++) {
-		const struct model_region *r = &m->regions[it->region];
+		const struct scn_region_addr *r = &m->regions[it->region];
 
 		if (!r->placed)
 			return -EFAULT;
@@ -447,7 +385,8 @@ static int do_mremap(struct model *m, struct model_proc *p,
 	int ret;
 
 	proc_add_region(p, st->new_region, st->len);
-	ret = place_region(m, st->new_region, st->at, st->len, 0);
+	ret = scenario_place_region(&m->place, &m->regions[st->new_region],
+				    st->at, st->len, 0);
 	if (ret)
 		return ret;
 	return pb_mremap_flags(p->pb, old_addr, st->len,
@@ -466,7 +405,7 @@ static int do_mremap(struct model *m, struct model_proc *p,
 static int do_resize(struct model *m, struct model_proc *p,
 		     const struct stmt *st)
 {
-	const struct model_region *r = &m->regions[st->region];
+	const struct scn_region_addr *r = &m->regions[st->region];
 	unsigned long old_len = p->len[st->region];
 	int ret;
 
@@ -644,7 +583,7 @@ static void model_exec(struct backend *b, const struct stmt *st,
 static int observe_region(struct model *m, int proc, int region,
 			  struct snapshot *snap)
 {
-	const struct model_region *r = &m->regions[region];
+	const struct scn_region_addr *r = &m->regions[region];
 	unsigned long nr = m->procs[proc].len[region] / m->page_size;
 	struct pb_page_info info[OBSERVE_BATCH];
 	struct snap_page pg;
@@ -755,7 +694,7 @@ static int model_reset(struct model *m, const struct scenario *s)
 
 	memset(m->procs, 0, sizeof(m->procs));
 	memset(m->handles, 0, sizeof(m->handles));
-	m->cursor = MODEL_FIRST_ADDR;
+	scenario_place_init(&m->place, pb_pmd_size());
 	m->region_words = (nr + 63) / 64;
 	m->regions = calloc(nr, sizeof(*m->regions));
 	m->region_bits = calloc((size_t)nr_procs * m->region_words,
@@ -933,9 +872,9 @@ struct model_checkpoint {
 	struct pb_checkpoint *machine;
 	struct pb_proc *procs[SCN_MAX_PROCS];
 	struct model_handle handles[SCN_MAX_HANDLES];
-	unsigned long cursor;
+	struct scn_placement place;
 	size_t nr_regions, region_words;
-	struct model_region *regions;
+	struct scn_region_addr *regions;
 	uint64_t *region_bits;
 	unsigned long *lens;
 };
@@ -1006,7 +945,7 @@ int model_backend_save(struct backend *b, struct model_checkpoint *ck)
 	for (i = 0; i < SCN_MAX_PROCS; i++)
 		ck->procs[i] = m->procs[i].pb;
 	memcpy(ck->handles, m->handles, sizeof(ck->handles));
-	ck->cursor = m->cursor;
+	ck->place = m->place;
 	memcpy(ck->regions, m->regions, m->nr_regions * sizeof(*ck->regions));
 	memcpy(ck->region_bits, m->region_bits, bits_bytes(m->region_words));
 	memcpy(ck->lens, m->lens, lens_bytes(m->nr_regions));
@@ -1042,7 +981,7 @@ int model_backend_restore(struct backend *b, const struct model_checkpoint *ck,
 	for (i = 0; i < SCN_MAX_PROCS; i++)
 		m->procs[i].pb = ck->procs[i];
 	memcpy(m->handles, ck->handles, sizeof(m->handles));
-	m->cursor = ck->cursor;
+	m->place = ck->place;
 	memcpy(m->regions, ck->regions, nr * sizeof(*m->regions));
 	memcpy(m->region_bits, ck->region_bits, bits_bytes(m->region_words));
 	memcpy(m->lens, ck->lens, lens_bytes(nr));

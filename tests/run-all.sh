@@ -63,13 +63,14 @@ for t in $(ls "$BUILD/tests" 2>/dev/null | LC_ALL=C sort); do
 	run_test "$t" "$path"
 done
 # The other architectures' builds (make tests makes them): equivalence,
-# contpte, stress and explore on each, and the torn-read test on x86-pae,
-# the one architecture that reads a PTE in two halves.  On 64K pages the
-# PMD is 512M, so explore stays at depth 2 there.
+# contpte, stress, placement (where the address space ends) and explore
+# on each, and the torn-read test on x86-pae, the one architecture that
+# reads a PTE in two halves.  On 64K pages the PMD is 512M, so explore
+# stays at depth 2 there.
 for arch in x86-pae arm64-4k arm64-16k arm64-64k; do
 	dir=$BUILD/$arch
 	[ -x "$dir/ptebatch" ] || continue
-	checks="test_equivalence test_contpte test_stress"
+	checks="test_equivalence test_contpte test_stress test_place"
 	# Under ThreadSanitizer only what runs threads is worth its time.
 	[ "${SAN:-}" = tsan ] && checks=test_stress
 	for t in $checks; do

@@ -60,6 +60,7 @@
  * depth but the last whole, and 1/N of the last (leaf_in_shard()).
  */
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@
 #include "scenario/compare.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 /* ---- the address space and the alphabet ------------------------------- */
 
@@ -129,38 +131,45 @@ static const char *const handle_names[NR_HANDLES] = { "W", "V" };
 static const struct op_row {
 	enum op_kind kind;
 	const char *range;	/* "R OFF LEN", or NULL */
-	const char *arg;	/* mprotect: the protection; madvise: the advice */
+	int arg;		/* mprotect: enum scn_prot; madvise: MADV_* */
 	bool thp;		/* needs region C (--thp) */
 } rows[] = {
-	{ OP_WRITE, "A 4K 4K", NULL, false },	/* a page inside folio 0 */
-	{ OP_WRITE, "A 8K 16K", NULL, false },	/* half of each folio */
-	{ OP_WRITE, "A 0 32K", NULL, false },	/* both folios */
-	{ OP_WRITE, "B 0 8K", NULL, false },	/* two order-0 folios */
-	{ OP_READ, "A 4K 4K", NULL, false },	/* the zero page if empty */
-	{ OP_READ, "B 0 8K", NULL, false },
-	{ OP_FORK, NULL, NULL, false },
-	{ OP_EXIT, NULL, NULL, false },
-	{ OP_MPROTECT, "A 0 32K", "r", false },
-	{ OP_MPROTECT, "A 0 32K", "rw", false },
-	{ OP_MPROTECT, "A 8K 16K", "r", false },	/* VMA ends inside folios */
-	{ OP_MPROTECT, "A 8K 16K", "rw", false },
-	{ OP_MADVISE, "A 4K 4K", "dontneed", false },	/* a hole in a folio */
-	{ OP_MADVISE, "A 16K 16K", "dontneed", false },	/* a whole folio */
+	{ OP_WRITE, "A 4K 4K", 0, false },	/* a page inside folio 0 */
+	{ OP_WRITE, "A 8K 16K", 0, false },	/* half of each folio */
+	{ OP_WRITE, "A 0 32K", 0, false },	/* both folios */
+	{ OP_WRITE, "B 0 8K", 0, false },	/* two order-0 folios */
+	{ OP_READ, "A 4K 4K", 0, false },	/* the zero page if empty */
+	{ OP_READ, "B 0 8K", 0, false },
+	{ OP_FORK, NULL, 0, false },
+	{ OP_EXIT, NULL, 0, false },
+	{ OP_MPROTECT, "A 0 32K", SCN_PROT_R, false },
+	{ OP_MPROTECT, "A 0 32K", SCN_PROT_RW, false },
+	/* the VMA ends inside folios */
+	{ OP_MPROTECT, "A 8K 16K", SCN_PROT_R, false },
+	{ OP_MPROTECT, "A 8K 16K", SCN_PROT_RW, false },
+	/* a hole in a folio */
+	{ OP_MADVISE, "A 4K 4K", MADV_DONTNEED, false },
+	/* a whole folio */
+	{ OP_MADVISE, "A 16K 16K", MADV_DONTNEED, false },
 	/* GUP's write faults over half of each folio, COW-shared or not */
-	{ OP_MADVISE, "A 8K 16K", "populate-write", false },
-	{ OP_MADVISE, "A 0 32K", "free", false },	/* lazy-free, kept whole */
-	{ OP_MADVISE, "A 8K 16K", "free", false },	/* splits both folios */
-	{ OP_MADVISE, "A 0 32K", "pageout", false },	/* discards what is clean */
-	{ OP_REGISTER, "A 4K 4K", NULL, false },
-	{ OP_REGISTER, "A 8K 16K", NULL, false },
-	{ OP_UNREGISTER, NULL, NULL, false },
-	{ OP_VMSPLICE, "A 4K 4K", NULL, false },
-	{ OP_VMSPLICE, "A 8K 16K", NULL, false },
-	{ OP_DRAIN, NULL, NULL, false },
-	{ OP_DIO_WRITE, "A 8K 16K", NULL, false },
-	{ OP_WRITE, "C 60K 8K", NULL, true },	/* across a reuse window */
-	{ OP_SPLIT, "C 0 2M", NULL, true },
-	{ OP_MADVISE, "C 64K 4K", "dontneed", true },	/* a hole in the THP */
+	{ OP_MADVISE, "A 8K 16K", MADV_POPULATE_WRITE, false },
+	/* lazy-free, kept whole */
+	{ OP_MADVISE, "A 0 32K", MADV_FREE, false },
+	/* splits both folios */
+	{ OP_MADVISE, "A 8K 16K", MADV_FREE, false },
+	/* discards what is clean */
+	{ OP_MADVISE, "A 0 32K", MADV_PAGEOUT, false },
+	{ OP_REGISTER, "A 4K 4K", 0, false },
+	{ OP_REGISTER, "A 8K 16K", 0, false },
+	{ OP_UNREGISTER, NULL, 0, false },
+	{ OP_VMSPLICE, "A 4K 4K", 0, false },
+	{ OP_VMSPLICE, "A 8K 16K", 0, false },
+	{ OP_DRAIN, NULL, 0, false },
+	{ OP_DIO_WRITE, "A 8K 16K", 0, false },
+	{ OP_WRITE, "C 60K 8K", 0, true },	/* across a reuse window */
+	{ OP_SPLIT, "C 0 2M", 0, true },
+	/* a hole in the THP */
+	{ OP_MADVISE, "C 64K 4K", MADV_DONTNEED, true },
 };
 
 #define NR_ROWS (int)(sizeof(rows) / sizeof(rows[0]))
@@ -351,11 +360,11 @@ static int op_append(const struct alphabet *ab, struct seq_state *ss, int op,
 		break;
 	case OP_MPROTECT:
 		n = snprintf(p, room, "P%d mprotect %s %s\n", proc, row->range,
-			     row->arg);
+			     scn_prot_word(row->arg));
 		break;
 	case OP_MADVISE:
 		n = snprintf(p, room, "P%d madvise %s %s\n", proc,
-			     row->range, row->arg);
+			     row->range, scn_advice_word(row->arg));
 		break;
 	case OP_REGISTER:
 	case OP_VMSPLICE:

@@ -5,10 +5,11 @@
  *
  * Every statement kind the parser accepts is drawn: mthp settings for
  * every size and policy, mmap with each of its options, mmap-fixed,
- * resize, munmap, mprotect, madvise with every advice, write and read
- * (strides, values), touch, fork, spawn, exec, exit, register and
- * unregister, vmsplice and drain, dio-write and dio-read, mremap (with
- * dontunmap), split and observe.  Ranges are drawn on 4K, 16K, 64K and 2M
+ * resize, munmap, mprotect, madvise with every advice scenario/vocab.c
+ * gives a draw number, write and read (strides, values), touch, fork,
+ * spawn, exec, exit, register and unregister, vmsplice and drain,
+ * dio-write and dio-read, mremap (with dontunmap), split and observe;
+ * the words are vocab.c's.  Ranges are drawn on 4K, 16K, 64K and 2M
  * grains, so that they cut large folios, cover them exactly, or cross a
  * PMD; regions are at most a few megabytes, so that a run takes tens of
  * milliseconds on the kernel.
@@ -29,6 +30,7 @@
 
 #include "scenario/generate.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 #define GEN_MAX_PROCS 8
 #define GEN_MAX_REGIONS 24
@@ -97,13 +99,12 @@ static void put_size(struct gen *g, unsigned long v)
 		fprintf(g->out, " %luK", v >> 10);
 }
 
-static const char *const policies[] = { "always", "madvise", "never",
-					"inherit" };
-static const char *const prots[] = { "rw", "r", "none" };
-static const char *const advices[] = {
-	"dontneed", "hugepage", "nohugepage", "dontfork", "dofork", "free",
-	"pageout", "populate-read", "populate-write", "wipeonfork",
-	"keeponfork",
+/*
+ * The policies in the order they are drawn: inherit last, so that the
+ * PMD size's line, which inherit follows, can leave it out.
+ */
+static const enum scn_policy policies[] = {
+	SCN_POL_ALWAYS, SCN_POL_MADVISE, SCN_POL_NEVER, SCN_POL_INHERIT,
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -113,7 +114,14 @@ static const char *random_prot(struct gen *g)
 {
 	int r = rnd(g, 100);
 
-	return prots[r < 70 ? 0 : r < 85 ? 1 : 2];
+	return scn_prot_word(r < 70 ? SCN_PROT_RW : r < 85 ? SCN_PROT_R :
+				      SCN_PROT_NONE);
+}
+
+/* An advice of those vocab.c lets the generator draw, in its order. */
+static const char *random_advice(struct gen *g)
+{
+	return scn_advice_drawn(rnd(g, scn_nr_advices_drawn()))->word;
 }
 
 /* A region length: small ones, one large folio, a PMD, more than a PMD. */
@@ -232,6 +240,7 @@ static void put_range(struct gen *g, int r)
 
 static void gen_mthp(struct gen *g)
 {
+	enum scn_policy policy;
 	int i;
 
 	for (i = 0; i < SCN_NR_MTHP_SIZES; i++) {
@@ -242,8 +251,9 @@ static void gen_mthp(struct gen *g)
 		fprintf(g->out, "mthp");
 		put_size(g, size);
 		/* inherit follows the 2M line: not for 2M itself. */
-		fprintf(g->out, " %s\n", policies[rnd(g, ARRAY_SIZE(policies) -
-						(i == SCN_NR_MTHP_SIZES - 1))]);
+		policy = policies[rnd(g, ARRAY_SIZE(policies) -
+				      (i == SCN_NR_MTHP_SIZES - 1))];
+		fprintf(g->out, " %s\n", scn_policy_word(policy));
 	}
 }
 
@@ -438,14 +448,16 @@ static bool gen_invalid(struct gen *g, int p, int r)
 	put_size(g, off);
 	put_size(g, len);
 	if (protect)
-		fprintf(g->out, " %s", chance(g, 50) ? "none" : "r");
+		fprintf(g->out, " %s", scn_prot_word(chance(g, 50) ?
+						     SCN_PROT_NONE :
+						     SCN_PROT_R));
 	fprintf(g->out, "\nP%d %s R%d", p, op, r);
 	put_size(g, off);
 	put_size(g, len);
 	if (!strcmp(op, "mprotect"))
 		fprintf(g->out, " %s", random_prot(g));
 	else if (!strcmp(op, "madvise"))
-		fprintf(g->out, " %s", advices[rnd(g, ARRAY_SIZE(advices))]);
+		fprintf(g->out, " %s", random_advice(g));
 	fputc('\n', g->out);
 	return true;
 }
@@ -529,7 +541,7 @@ static bool gen_statement(struct gen *g, int p)
 	case G_MADVISE:
 		fprintf(g->out, "P%d madvise", p);
 		put_range(g, r);
-		fprintf(g->out, " %s\n", advices[rnd(g, ARRAY_SIZE(advices))]);
+		fprintf(g->out, " %s\n", random_advice(g));
 		break;
 	case G_MUNMAP:
 	case G_DIO_READ:

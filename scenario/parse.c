@@ -19,11 +19,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "scenario/readfile.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 /* The longest statement (write with both options) has 9 tokens. */
 #define SCN_MAX_TOKENS 16
@@ -542,56 +542,13 @@ static int release_handle(struct parser *p, struct stmt *st, const char *tok,
 	return 0;
 }
 
-/* ---- keywords --------------------------------------------------------- */
-
-struct keyword {
-	const char *word;
-	int value;
-};
-
-#define KEYWORD_END { NULL, 0 }
-
-static const struct keyword prots[] = {
-	{ "none", SCN_PROT_NONE },
-	{ "r", SCN_PROT_R },
-	{ "rw", SCN_PROT_RW },
-	KEYWORD_END
-};
-
-static const struct keyword advices[] = {
-	{ "dontneed", MADV_DONTNEED },
-	{ "hugepage", MADV_HUGEPAGE },
-	{ "nohugepage", MADV_NOHUGEPAGE },
-	{ "dontfork", MADV_DONTFORK },
-	{ "dofork", MADV_DOFORK },
-	{ "populate-read", MADV_POPULATE_READ },
-	{ "populate-write", MADV_POPULATE_WRITE },
-	{ "wipeonfork", MADV_WIPEONFORK },
-	{ "keeponfork", MADV_KEEPONFORK },
-	{ "free", MADV_FREE },
-	{ "pageout", MADV_PAGEOUT },
-	KEYWORD_END
-};
-
-static const struct keyword hugeflags[] = {
-	{ "hugepage", SCN_HUGE_HUGEPAGE },
-	{ "nohugepage", SCN_HUGE_NOHUGEPAGE },
-	KEYWORD_END
-};
-
-static const struct keyword policies[] = {
-	{ "always", SCN_POL_ALWAYS },
-	{ "madvise", SCN_POL_MADVISE },
-	{ "inherit", SCN_POL_INHERIT },
-	{ "never", SCN_POL_NEVER },
-	KEYWORD_END
-};
+/* ---- keywords: scenario/vocab.c --------------------------------------- */
 
 /* Look @tok up in @table; the error lists the words it knows. */
 static int take_keyword(struct parser *p, const char *what,
-			const struct keyword *table, const char *tok, int *out)
+			const struct scn_word *table, const char *tok, int *out)
 {
-	const struct keyword *k;
+	const struct scn_word *k;
 
 	for (k = table; k->word; k++) {
 		if (!strcmp(k->word, tok)) {
@@ -612,7 +569,7 @@ static int take_prot(struct parser *p, const char *tok, enum scn_prot *out)
 {
 	int v;
 
-	if (take_keyword(p, "PROT", prots, tok, &v))
+	if (take_keyword(p, "PROT", scn_prots, tok, &v))
 		return -1;
 	*out = v;
 	return 0;
@@ -645,7 +602,7 @@ static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
 			      int nr)
 {
 	bool have_at = false, have_huge = false;
-	int i, v;
+	int i;
 
 	for (i = 0; i < nr; i++) {
 		if (!strcmp(arg[i], "room")) {
@@ -682,8 +639,8 @@ static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
 			if (have_huge)
 				return perr(p, "hugepage or nohugepage given twice");
 			have_huge = true;
-			take_keyword(p, "mmap flag", hugeflags, arg[i], &v);
-			st->huge = v;
+			st->huge = !strcmp(arg[i], "hugepage") ?
+				   SCN_HUGE_HUGEPAGE : SCN_HUGE_NOHUGEPAGE;
 		} else {
 			return perr(p, "bad mmap flag " TOK ": expected at OFF,"
 				    " room LEN, hugepage, nohugepage or populate",
@@ -728,7 +685,7 @@ static int parse_madvise(struct parser *p, struct stmt *st, char **arg, int nr)
 	int v;
 
 	if (take_range(p, st, arg) ||
-	    take_keyword(p, "ADVICE", advices, arg[3], &v))
+	    take_keyword(p, "ADVICE", scn_advices(), arg[3], &v))
 		return -1;
 	st->advice = v;
 	return 0;
@@ -1142,7 +1099,7 @@ static int parse_mthp(struct parser *p, struct stmt *st, char **tok, int nr)
 		return perr(p, "mthp SIZE " TOK " is not one of %s", TOK_ARG(tok[1]),
 			    list);
 	}
-	if (take_keyword(p, "mthp POLICY", policies, tok[2], &v))
+	if (take_keyword(p, "mthp POLICY", scn_policies, tok[2], &v))
 		return -1;
 	if (v == SCN_POL_INHERIT && i == nr_sizes - 1) {
 		char pmd[8];

@@ -3,6 +3,7 @@
  * vocab.c - the words of the .scn language, one table each (vocab.h).
  */
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "scenario/vocab.h"
@@ -95,4 +96,31 @@ const char *scn_prot_word(enum scn_prot prot)
 const char *scn_policy_word(enum scn_policy policy)
 {
 	return word_of(scn_policies, policy);
+}
+
+/*
+ * The architectures, one row each: name and base page size.  Both tables
+ * below are made from it.
+ */
+#define ARCHES(X)		\
+	X("x86_64", 4096)	\
+	X("x86-pae", 4096)	\
+	X("arm64-4k", 4096)	\
+	X("arm64-16k", 16384)	\
+	X("arm64-64k", 65536)
+
+#define ARCH_NAME(name, page_size) name,
+const char *const scn_arch_names[] = { ARCHES(ARCH_NAME) NULL };
+
+#define ARCH_PAGE_SIZE(name, page_size) page_size,
+static const unsigned long arch_page_sizes[] = { ARCHES(ARCH_PAGE_SIZE) };
+
+unsigned long scn_arch_page_size(const char *arch)
+{
+	int i;
+
+	for (i = 0; arch && scn_arch_names[i]; i++)
+		if (!strcmp(scn_arch_names[i], arch))
+			return arch_page_sizes[i];
+	return 0;
 }

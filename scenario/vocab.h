@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * vocab.h - the words of the .scn language, each defined once: madvise's
- * advices with Linux's MADV_* values, protections and THP policies.  The
- * parser, the generator (`diff --random`), the recorder's converter, the
- * fuzzers and explore all take them from here, so a new advice is one
- * row of vocab.c (docs/ARCHITECTURE.md, "Adding a batched path").
+ * advices with Linux's MADV_* values, protections, THP policies, and the
+ * architectures a record names.  The parser, the generator (`diff
+ * --random`), the recorder's converter, the fuzzers, explore, the record
+ * reader, --arch and the figures all take them from here, so a new
+ * advice is one row of vocab.c (docs/ARCHITECTURE.md, "Adding a batched
+ * path").
  */
 #ifndef SCENARIO_VOCAB_H
 #define SCENARIO_VOCAB_H
@@ -51,5 +53,15 @@ const char *scn_prot_word(enum scn_prot prot);
 /* mthp's POLICY, in the order the parser lists them, NULL-terminated. */
 extern const struct scn_word scn_policies[];
 const char *scn_policy_word(enum scn_policy policy);
+
+/*
+ * Every architecture the model is built for (make ARCH=...), as a
+ * record's header names it, in the order of the Makefile's ARCHES
+ * (tests/unit/test_vocab.c holds the two to one list): the names,
+ * NULL-terminated, and each one's base page size, 0 for a name that is
+ * none of them.
+ */
+extern const char *const scn_arch_names[];
+unsigned long scn_arch_page_size(const char *arch);
 
 #endif /* SCENARIO_VOCAB_H */

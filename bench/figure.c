@@ -31,6 +31,7 @@
 #include "lib/outfile.h"
 #include "lib/readfile.h"
 #include "lib/xmltext.h"
+#include "scenario/vocab.h"
 
 struct fig_row {
 	json_t *obj;
@@ -1723,14 +1724,12 @@ static int fig_kernels_cow(const struct fig_rows *rows, const char *arch,
 
 /* ---- mprotect ------------------------------------------------------------ */
 
-/* The base page of a model arch name ("arm64-16k": 16K), x86: 4K. */
+/* The base page of a model arch ("arm64-16k": 16K); 4K if rows name none. */
 static double arch_page_size(const char *arch)
 {
-	if (arch && strstr(arch, "64k"))
-		return 65536;
-	if (arch && strstr(arch, "16k"))
-		return 16384;
-	return 4096;
+	unsigned long page = scn_arch_page_size(arch);
+
+	return page ? page : 4096;
 }
 
 /* One mprotect row's time per PTE in ns: median / calls / PTEs. */

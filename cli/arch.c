@@ -19,13 +19,9 @@
 #include "bench/figure.h"
 #include "cli/cli.h"
 #include "lib/outfile.h"
+#include "scenario/vocab.h"
 
 static int bench_each_arch(int argc, char **argv, const char *list);
-
-/* Every architecture the model is built for (make ARCH=...). */
-static const char *const model_arches[] = {
-	"x86_64", "x86-pae", "arm64-4k", "arm64-16k", "arm64-64k", NULL,
-};
 
 /*
  * Take the option out of argv (the commands never see it) and, if it
@@ -69,9 +65,9 @@ int arch_redirect(int *argcp, char **argv)
 	}
 	if (!arch || !strcmp(arch, self))
 		return 0;
-	if (!in_list(model_arches, arch))
+	if (!in_list(scn_arch_names, arch))
 		return unknown_in_list("--arch", "architecture", arch,
-				       model_arches);
+				       scn_arch_names);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return usage_error("--arch %s: cannot find this program: %s",
@@ -199,10 +195,10 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 	}
 	for (arch = strtok_r(copy, ",", &save); arch;
 	     arch = strtok_r(NULL, ",", &save))
-		if (!in_list(model_arches, arch)) {
+		if (!in_list(scn_arch_names, arch)) {
 			free(copy);
 			return unknown_in_list("--arch", "architecture", arch,
-					       model_arches);
+					       scn_arch_names);
 		}
 	free(copy);
 	if (plot) {

@@ -60,6 +60,7 @@
  * depth but the last whole, and 1/N of the last (leaf_in_shard()).
  */
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +70,10 @@
 #include "explore/explore.h"
 #include "lib/outfile.h"
 #include "scenario/compare.h"
+#include "scenario/live.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 /* ---- the address space and the alphabet ------------------------------- */
 
@@ -117,6 +120,9 @@ enum op_kind {
 /* The held handles: at most one of each kind. */
 enum { HANDLE_W, HANDLE_V, NR_HANDLES };
 static const char *const handle_names[NR_HANDLES] = { "W", "V" };
+static const enum scn_take handle_takes[NR_HANDLES] = {
+	SCN_TAKE_REGISTER, SCN_TAKE_VMSPLICE,
+};
 
 /*
  * The alphabet, one row per operation and range; each runs as either
@@ -129,38 +135,45 @@ static const char *const handle_names[NR_HANDLES] = { "W", "V" };
 static const struct op_row {
 	enum op_kind kind;
 	const char *range;	/* "R OFF LEN", or NULL */
-	const char *arg;	/* mprotect: the protection; madvise: the advice */
+	int arg;		/* mprotect: enum scn_prot; madvise: MADV_* */
 	bool thp;		/* needs region C (--thp) */
 } rows[] = {
-	{ OP_WRITE, "A 4K 4K", NULL, false },	/* a page inside folio 0 */
-	{ OP_WRITE, "A 8K 16K", NULL, false },	/* half of each folio */
-	{ OP_WRITE, "A 0 32K", NULL, false },	/* both folios */
-	{ OP_WRITE, "B 0 8K", NULL, false },	/* two order-0 folios */
-	{ OP_READ, "A 4K 4K", NULL, false },	/* the zero page if empty */
-	{ OP_READ, "B 0 8K", NULL, false },
-	{ OP_FORK, NULL, NULL, false },
-	{ OP_EXIT, NULL, NULL, false },
-	{ OP_MPROTECT, "A 0 32K", "r", false },
-	{ OP_MPROTECT, "A 0 32K", "rw", false },
-	{ OP_MPROTECT, "A 8K 16K", "r", false },	/* VMA ends inside folios */
-	{ OP_MPROTECT, "A 8K 16K", "rw", false },
-	{ OP_MADVISE, "A 4K 4K", "dontneed", false },	/* a hole in a folio */
-	{ OP_MADVISE, "A 16K 16K", "dontneed", false },	/* a whole folio */
+	{ OP_WRITE, "A 4K 4K", 0, false },	/* a page inside folio 0 */
+	{ OP_WRITE, "A 8K 16K", 0, false },	/* half of each folio */
+	{ OP_WRITE, "A 0 32K", 0, false },	/* both folios */
+	{ OP_WRITE, "B 0 8K", 0, false },	/* two order-0 folios */
+	{ OP_READ, "A 4K 4K", 0, false },	/* the zero page if empty */
+	{ OP_READ, "B 0 8K", 0, false },
+	{ OP_FORK, NULL, 0, false },
+	{ OP_EXIT, NULL, 0, false },
+	{ OP_MPROTECT, "A 0 32K", SCN_PROT_R, false },
+	{ OP_MPROTECT, "A 0 32K", SCN_PROT_RW, false },
+	/* the VMA ends inside folios */
+	{ OP_MPROTECT, "A 8K 16K", SCN_PROT_R, false },
+	{ OP_MPROTECT, "A 8K 16K", SCN_PROT_RW, false },
+	/* a hole in a folio */
+	{ OP_MADVISE, "A 4K 4K", MADV_DONTNEED, false },
+	/* a whole folio */
+	{ OP_MADVISE, "A 16K 16K", MADV_DONTNEED, false },
 	/* GUP's write faults over half of each folio, COW-shared or not */
-	{ OP_MADVISE, "A 8K 16K", "populate-write", false },
-	{ OP_MADVISE, "A 0 32K", "free", false },	/* lazy-free, kept whole */
-	{ OP_MADVISE, "A 8K 16K", "free", false },	/* splits both folios */
-	{ OP_MADVISE, "A 0 32K", "pageout", false },	/* discards what is clean */
-	{ OP_REGISTER, "A 4K 4K", NULL, false },
-	{ OP_REGISTER, "A 8K 16K", NULL, false },
-	{ OP_UNREGISTER, NULL, NULL, false },
-	{ OP_VMSPLICE, "A 4K 4K", NULL, false },
-	{ OP_VMSPLICE, "A 8K 16K", NULL, false },
-	{ OP_DRAIN, NULL, NULL, false },
-	{ OP_DIO_WRITE, "A 8K 16K", NULL, false },
-	{ OP_WRITE, "C 60K 8K", NULL, true },	/* across a reuse window */
-	{ OP_SPLIT, "C 0 2M", NULL, true },
-	{ OP_MADVISE, "C 64K 4K", "dontneed", true },	/* a hole in the THP */
+	{ OP_MADVISE, "A 8K 16K", MADV_POPULATE_WRITE, false },
+	/* lazy-free, kept whole */
+	{ OP_MADVISE, "A 0 32K", MADV_FREE, false },
+	/* splits both folios */
+	{ OP_MADVISE, "A 8K 16K", MADV_FREE, false },
+	/* discards what is clean */
+	{ OP_MADVISE, "A 0 32K", MADV_PAGEOUT, false },
+	{ OP_REGISTER, "A 4K 4K", 0, false },
+	{ OP_REGISTER, "A 8K 16K", 0, false },
+	{ OP_UNREGISTER, NULL, 0, false },
+	{ OP_VMSPLICE, "A 4K 4K", 0, false },
+	{ OP_VMSPLICE, "A 8K 16K", 0, false },
+	{ OP_DRAIN, NULL, 0, false },
+	{ OP_DIO_WRITE, "A 8K 16K", 0, false },
+	{ OP_WRITE, "C 60K 8K", 0, true },	/* across a reuse window */
+	{ OP_SPLIT, "C 0 2M", 0, true },
+	/* a hole in the THP */
+	{ OP_MADVISE, "C 64K 4K", MADV_DONTNEED, true },
 };
 
 #define NR_ROWS (int)(sizeof(rows) / sizeof(rows[0]))
@@ -246,34 +259,41 @@ static const unsigned int write_values[] = { 0x11, 0x22, 0x33 };
 #define NR_VALUES (sizeof(write_values) / sizeof(write_values[0]))
 
 /*
- * What the sequence itself knows: which processes are alive (slot 0 the
- * older, whose name is P<name[0]>), who holds each handle, how many
- * writes so far.  It decides which operations are valid next and how
- * they are spelled; the parser would refuse the invalid ones (a second
- * fork, an exit while holding a handle, a release by another process).
+ * What the sequence itself knows: which processes are alive (P<id>, the
+ * slots of the alphabet being the live ones from the oldest) and who
+ * holds each handle (scenario/live.h), how many writes so far.  It
+ * decides which operations are valid next and how they are spelled: the
+ * parser's rules (no exit while holding a handle, no release by another
+ * process) and the alphabet's own (two processes at most, the last one
+ * never exits).
  */
 struct seq_state {
-	uint8_t nr_alive;
-	uint8_t name[NR_SLOTS];
-	uint8_t next_name;
-	int8_t holder[NR_HANDLES];	/* the holder's name, -1 if free */
+	uint64_t alive;			/* bit p: P<p> is alive */
+	struct scn_hold hold[NR_HANDLES];
+	uint8_t next_name;		/* the id of the next fork's child */
 	uint8_t writes;			/* modulo NR_VALUES */
 };
 
+_Static_assert(EXPLORE_MAX_DEPTH < 64, "seq_state.alive is one word");
+
 static const struct seq_state initial_state = {
-	.nr_alive = 1,
+	.alive = 1,
 	.next_name = 1,
-	.holder = { -1, -1 },
 };
 
-static int slot_of(const struct seq_state *ss, int name)
+/* @ss as scenario/live.h's picture: what changes it changes @ss. */
+static struct scn_live seq_live(struct seq_state *ss)
 {
-	int i;
+	return (struct scn_live){
+		.alive = &ss->alive, .max_procs = 64,
+		.hold = ss->hold, .max_handles = NR_HANDLES,
+	};
+}
 
-	for (i = 0; i < ss->nr_alive; i++)
-		if (ss->name[i] == name)
-			return i;
-	return -1;
+/* The slot of live process @proc: how many live ones are older. */
+static int slot_of(const struct seq_state *ss, int proc)
+{
+	return __builtin_popcountll(ss->alive & ((1ULL << proc) - 1));
 }
 
 static int row_handle(enum op_kind kind)
@@ -294,27 +314,27 @@ static bool op_valid(const struct alphabet *ab, const struct seq_state *ss,
 		     int op)
 {
 	const struct op_row *row = ab->row[op % ab->nr_rows];
-	int slot = op / ab->nr_rows, h = row_handle(row->kind), i;
+	int slot = op / ab->nr_rows, h = row_handle(row->kind);
+	struct seq_state state = *ss;
+	struct scn_live live = seq_live(&state);
+	int nr_alive = scn_live_nr_alive(&live);
+	int proc = scn_live_nth_alive(&live, slot);
 
-	if (slot >= ss->nr_alive)
+	if (slot >= nr_alive)
 		return false;
 	switch (row->kind) {
 	case OP_FORK:
-		return ss->nr_alive < NR_SLOTS;
+		return nr_alive < NR_SLOTS;
 	case OP_EXIT:
 		/* The last process stays: nothing could follow it. */
-		if (ss->nr_alive < 2)
-			return false;
-		for (i = 0; i < NR_HANDLES; i++)
-			if (ss->holder[i] == ss->name[slot])
-				return false;
-		return true;
+		return nr_alive >= 2 && !scn_live_check_leave(&live, proc);
 	case OP_REGISTER:
 	case OP_VMSPLICE:
-		return ss->holder[h] < 0;
+		return !scn_live_check_take(&live, h);
 	case OP_UNREGISTER:
 	case OP_DRAIN:
-		return ss->holder[h] == ss->name[slot];
+		return !scn_live_check_release(&live, h, proc,
+					       handle_takes[h]);
 	default:
 		return true;
 	}
@@ -325,7 +345,8 @@ static int op_append(const struct alphabet *ab, struct seq_state *ss, int op,
 		     char *buf, size_t size, size_t *len)
 {
 	const struct op_row *row = ab->row[op % ab->nr_rows];
-	int slot = op / ab->nr_rows, proc = ss->name[slot];
+	struct scn_live live = seq_live(ss);
+	int slot = op / ab->nr_rows, proc = scn_live_nth_alive(&live, slot);
 	int h = row_handle(row->kind), n = -1;
 	char *p = buf + *len;
 	size_t room = size - *len;
@@ -341,35 +362,33 @@ static int op_append(const struct alphabet *ab, struct seq_state *ss, int op,
 		break;
 	case OP_FORK:
 		n = snprintf(p, room, "P%d fork P%d\n", proc, ss->next_name);
-		ss->name[ss->nr_alive++] = ss->next_name++;
+		scn_live_start(&live, ss->next_name++);
 		break;
 	case OP_EXIT:
 		n = snprintf(p, room, "P%d exit\n", proc);
-		if (slot == 0)
-			ss->name[0] = ss->name[1];
-		ss->nr_alive--;
+		scn_live_exit(&live, proc);
 		break;
 	case OP_MPROTECT:
 		n = snprintf(p, room, "P%d mprotect %s %s\n", proc, row->range,
-			     row->arg);
+			     scn_prot_word(row->arg));
 		break;
 	case OP_MADVISE:
 		n = snprintf(p, room, "P%d madvise %s %s\n", proc,
-			     row->range, row->arg);
+			     row->range, scn_advice_word(row->arg));
 		break;
 	case OP_REGISTER:
 	case OP_VMSPLICE:
 		n = snprintf(p, room, "P%d %s %s %s\n", proc,
 			     row->kind == OP_REGISTER ? "register" : "vmsplice",
 			     handle_names[h], row->range);
-		ss->holder[h] = (int8_t)proc;
+		scn_live_take(&live, h, proc, handle_takes[h]);
 		break;
 	case OP_UNREGISTER:
 	case OP_DRAIN:
 		n = snprintf(p, room, "P%d %s %s\n", proc,
 			     row->kind == OP_UNREGISTER ? "unregister" : "drain",
 			     handle_names[h]);
-		ss->holder[h] = -1;
+		scn_live_release(&live, h, proc, handle_takes[h]);
 		break;
 	case OP_DIO_WRITE:
 		n = snprintf(p, room, "P%d dio-write %s\n", proc, row->range);
@@ -400,8 +419,11 @@ void explore_alphabet_text(FILE *f, bool thp)
 		int h = row_handle(ab.row[r]->kind);
 
 		/* A release needs something to release. */
-		if (h >= 0)
-			ss.holder[h] = 0;
+		if (h >= 0) {
+			struct scn_live live = seq_live(&ss);
+
+			scn_live_take(&live, h, 0, handle_takes[h]);
+		}
 		len = 0;
 		if (!op_append(&ab, &ss, r, line, sizeof(line), &len))
 			fprintf(f, "  %s", line);
@@ -927,15 +949,17 @@ static struct explore_digest state_key(const struct explorer *x,
 {
 	const struct explore_digest *a = &x->sides[0]->digest;
 	const struct explore_digest *b = &x->sides[1]->digest;
-	const struct seq_state *ss = &q->ss;
-	uint64_t own = ss->nr_alive | (uint64_t)ss->writes << 8;
+	struct seq_state ss = q->ss;
+	struct scn_live live = seq_live(&ss);
+	uint64_t own = (uint64_t)scn_live_nr_alive(&live) |
+		       (uint64_t)ss.writes << 8;
 	struct explore_digest k;
 	int h;
 
 	/* Names do not matter, only which live process holds a handle. */
 	for (h = 0; h < NR_HANDLES; h++)
-		own |= (uint64_t)(ss->holder[h] < 0 ? 0xff :
-				  slot_of(ss, ss->holder[h]) & 0xff)
+		own |= (uint64_t)(!ss.hold[h].held ? 0xff :
+				  slot_of(&ss, ss.hold[h].holder) & 0xff)
 		       << (16 + 8 * h);
 	k.lo = (a->lo ^ (b->lo * 0x9e3779b97f4a7c15ULL)) + own;
 	k.hi = (a->hi * 0xc2b2ae3d27d4eb4fULL) ^ b->hi ^ (own << 1);

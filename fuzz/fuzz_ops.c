@@ -42,6 +42,7 @@
 
 #include "fuzz/fuzz.h"
 #include "ptebatch.h"
+#include "scenario/vocab.h"
 
 const char fuzz_harness_name[] = "ops";
 
@@ -93,31 +94,35 @@ static const enum op_kind op_codes[16] = {
 	OP_MREMAP, OP_STORE, OP_RESIZE,
 };
 
-static const int advices[] = {
-	MADV_DONTNEED, MADV_HUGEPAGE, MADV_NOHUGEPAGE,
-	MADV_DONTFORK, MADV_DOFORK,
-	MADV_POPULATE_READ, MADV_POPULATE_WRITE,
-	MADV_WIPEONFORK, MADV_KEEPONFORK,
-	MADV_FREE, MADV_PAGEOUT,
-};
-#define NR_ADVICES (int)(sizeof(advices) / sizeof(advices[0]))
+/* madvise's advice from its arg byte: the language's advices in turn. */
+static const struct scn_word *advice_of(uint8_t arg)
+{
+	const struct scn_word *advices = scn_advices();
+	int nr = 0;
+
+	while (advices[nr].word)
+		nr++;
+	return &advices[arg % nr];
+}
 
 /* PB_PROT_* bits: PB_PROT_WRITE alone is a write-only mapping. */
 static const char *const prot_names[] = { "none", "r", "w", "rw" };
-
-static const char *const advice_names[NR_ADVICES] = {
-	"dontneed", "hugepage", "nohugepage", "dontfork", "dofork",
-	"populate-read", "populate-write", "wipeonfork", "keeponfork",
-	"free", "pageout",
-};
 
 static const enum pb_thp_policy policies[4] = {
 	PB_THP_NEVER, PB_THP_ALWAYS, PB_THP_MADVISE, PB_THP_INHERIT,
 };
 
-static const char *const policy_names[] = {
-	"never", "always", "madvise", "inherit",
-};
+/* A policy's name is the scenario's word for it: the enums agree. */
+_Static_assert(PB_THP_NEVER == (int)SCN_POL_NEVER &&
+	       PB_THP_ALWAYS == (int)SCN_POL_ALWAYS &&
+	       PB_THP_MADVISE == (int)SCN_POL_MADVISE &&
+	       PB_THP_INHERIT == (int)SCN_POL_INHERIT,
+	       "enum pb_thp_policy and enum scn_policy differ");
+
+static const char *policy_name(int pol)
+{
+	return scn_policy_word((enum scn_policy)policies[pol]);
+}
 
 /* Policy field @shift of byte 0; the PMD size cannot inherit from itself. */
 static int policy_of(uint8_t b, int shift)
@@ -191,7 +196,8 @@ static unsigned long align_down(unsigned long x, unsigned long a)
  *   b3  length: 1..32 pages below 0x80, 16..512 (by 16) below 0xc0,
  *       else a window
  *   b4  arg: mmap/mprotect prot (bits 0-1) and mmap's madvise (bit 2
- *       hugepage, bit 3 nohugepage); madvise advice (mod NR_ADVICES); store value;
+ *       hugepage, bit 3 nohugepage); madvise advice (mod the number of
+ *       advices, scenario/vocab.c); store value;
  *       GUP flags (bit 0 PIN else GET, 1 WRITE, 2 LONGTERM, 3 FAST_ONLY);
  *       release/fill/devread: held set (mod NR_HELD; the next held one
  *       if that is free), release dirty (bit 2); mremap destination
@@ -265,7 +271,7 @@ static void print_op(FILE *f, int i, const struct op *op)
 			op->kind == OP_MMAP && (op->arg & 16) ? " +fixed" : "");
 		break;
 	case OP_MADVISE:
-		fprintf(f, " %s", advice_names[op->arg % NR_ADVICES]);
+		fprintf(f, " %s", advice_of(op->arg)->word);
 		break;
 	case OP_LOAD:
 	case OP_STORE:
@@ -309,9 +315,9 @@ static void print_sequence(FILE *f, const uint8_t *data, size_t size,
 	int i;
 
 	fprintf(f, "policies: 4 pages %s, 16 pages %s, PMD %s\n",
-		policy_names[policy_of(data[0], 0)],
-		policy_names[policy_of(data[0], 2)],
-		policy_names[policy_of(data[0], 4)]);
+		policy_name(policy_of(data[0], 0)),
+		policy_name(policy_of(data[0], 2)),
+		policy_name(policy_of(data[0], 4)));
 	for (i = 0; i < nr_ops(size); i++) {
 		decode_op(data + 1 + i * OP_BYTES, &op);
 		print_op(f, i, &op);
@@ -488,7 +494,8 @@ static void do_op(struct run *run, const struct op *op, struct result *r)
 		r->ret = pb_mprotect(p, op->addr, len, op->arg & 3);
 		break;
 	case OP_MADVISE:
-		r->ret = pb_madvise(p, op->addr, len, advices[op->arg % NR_ADVICES]);
+		r->ret = pb_madvise(p, op->addr, len,
+				    advice_of(op->arg)->value);
 		break;
 	case OP_LOAD:
 	case OP_STORE:

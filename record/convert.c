@@ -17,11 +17,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "record/convert.h"
+#include "scenario/vocab.h"
 
 /* Linux's values (x86-64), as the tracepoints report them. */
 #define L_PROT_READ	0x1
@@ -198,11 +201,6 @@ static uint64_t page_align(const struct conv *c, uint64_t x)
 static uint64_t page_down(const struct conv *c, uint64_t x)
 {
 	return x & ~(uint64_t)(c->page - 1);
-}
-
-static const char *prot_word(int prot)
-{
-	return prot == SCN_PROT_RW ? "rw" : prot == SCN_PROT_R ? "r" : "none";
 }
 
 static int scn_prot_of(uint64_t prot)
@@ -530,8 +528,9 @@ static int unmap_range_except(struct conv *c, int proc, uint64_t s,
 		       m->v[i + 1].region == v->region && m->v[i + 1].start == pe)
 			pe = m->v[++i].end;
 		if (r->reserved)
-			emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " none",
-			     r->name, v->start - r->base, pe - v->start);
+			emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " %s",
+			     r->name, v->start - r->base, pe - v->start,
+			     scn_prot_word(SCN_PROT_NONE));
 		else
 			emit(c, proc, "munmap %s %#" PRIx64 " %#" PRIx64, r->name,
 			     v->start - r->base, pe - v->start);
@@ -605,7 +604,7 @@ static int map_region(struct conv *c, int proc, uint64_t addr, uint64_t len,
 		return r;
 	v.region = r;
 	emit(c, proc, "mmap %s %#" PRIx64 " %s%s%s", c->regions[r].name, len,
-	     prot_word(prot), at_clause(at, sizeof(at), addr),
+	     scn_prot_word(prot), at_clause(at, sizeof(at), addr),
 	     populate ? " populate" : "");
 	if (set_tracked_len(c, &c->mms[c->procs[proc].mm], r, len))
 		return c->error;
@@ -727,14 +726,15 @@ static int cluster_region(struct conv *c, int proc, uint64_t lo, uint64_t hi,
 		struct vmr v = { lo, hi, r, VMR_ANON, (uint8_t)prot, false, false };
 
 		emit(c, proc, "mmap %s %#" PRIx64 " %s%s%s", c->regions[r].name,
-		     hi - lo, prot_word(prot), at_clause(at, sizeof(at), lo),
+		     hi - lo, scn_prot_word(prot),
+		     at_clause(at, sizeof(at), lo),
 		     populate ? " populate" : "");
 		if (vmr_add(c, m, &v))
 			return c->error;
 	} else {
 		c->regions[r].reserved = true;
-		emit(c, proc, "mmap %s %#" PRIx64 " none%s", c->regions[r].name,
-		     l->s[a].hi - l->s[a].lo,
+		emit(c, proc, "mmap %s %#" PRIx64 " %s%s", c->regions[r].name,
+		     l->s[a].hi - l->s[a].lo, scn_prot_word(SCN_PROT_NONE),
 		     at_clause(at, sizeof(at), l->s[a].lo));
 	}
 	if (set_tracked_len(c, m, r, l->s[a].hi - l->s[a].lo))
@@ -753,7 +753,8 @@ static void map_in_cluster(struct conv *c, int proc, int r, uint64_t s,
 	if (e <= s || unmap_range_except(c, proc, s, e, r))
 		return;
 	emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " %s",
-	     c->regions[r].name, s - c->regions[r].base, e - s, prot_word(prot));
+	     c->regions[r].name, s - c->regions[r].base, e - s,
+	     scn_prot_word(prot));
 	vmr_add(c, &c->mms[c->procs[proc].mm], &v);
 }
 
@@ -786,7 +787,9 @@ static void do_mmap(struct conv *c, int proc, const struct rec_event *e)
 			emit(c, proc, "madvise %s %#" PRIx64 " %#" PRIx64 " %s",
 			     c->regions[region].name,
 			     addr - c->regions[region].base, len,
-			     prot == SCN_PROT_RW ? "populate-write" : "populate-read");
+			     scn_advice_word(prot == SCN_PROT_RW ?
+					     MADV_POPULATE_WRITE :
+					     MADV_POPULATE_READ));
 		return;
 	}
 	if (anon && (region = covering_region(m, addr, addr + len)) >= 0) {
@@ -796,7 +799,7 @@ static void do_mmap(struct conv *c, int proc, const struct rec_event *e)
 
 		emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " %s",
 		     c->regions[region].name, addr - c->regions[region].base,
-		     len, prot_word(prot));
+		     len, scn_prot_word(prot));
 		if (vmr_range(c, m, addr, addr + len, &first, &last))
 			return;
 		vmr_delete(m, first, last);
@@ -956,9 +959,10 @@ static void do_mremap(struct conv *c, int proc, const struct rec_event *e)
 		vmr_delete(m, first, last);
 		/* A cluster keeps its reservation where the pages left. */
 		if (c->regions[copy.region].reserved)
-			emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " none",
+			emit(c, proc, "mmap-fixed %s %#" PRIx64 " %#" PRIx64 " %s",
 			     c->regions[copy.region].name,
-			     old - c->regions[copy.region].base, moved);
+			     old - c->regions[copy.region].base, moved,
+			     scn_prot_word(SCN_PROT_NONE));
 	}
 	copy.start = to;
 	copy.end = to + moved;
@@ -1036,15 +1040,17 @@ static void do_brk(struct conv *c, int proc, const struct rec_event *e)
 	}
 }
 
-static const struct {
-	uint64_t advice;
-	const char *word;
-} advices[] = {
-	{ 4, "dontneed" }, { 24, "dontneed" }, { 8, "free" },
-	{ 14, "hugepage" }, { 15, "nohugepage" }, { 10, "dontfork" },
-	{ 11, "dofork" }, { 18, "wipeonfork" }, { 19, "keeponfork" },
-	{ 21, "pageout" }, { 22, "populate-read" }, { 23, "populate-write" },
-};
+/*
+ * The word a madvise of @advice is written with (scenario/vocab.c), NULL
+ * for an advice the language lacks.  MADV_DONTNEED_LOCKED is dontneed:
+ * the two differ only on locked memory, which a scenario has none of.
+ */
+static const char *advice_word(uint64_t advice)
+{
+	if (advice == MADV_DONTNEED_LOCKED)
+		advice = MADV_DONTNEED;
+	return advice <= INT_MAX ? scn_advice_word((int)advice) : NULL;
+}
 
 static void set_flag_range(struct conv *c, struct cmm *m, uint64_t s,
 			   uint64_t e, int prot, int dontfork)
@@ -1065,23 +1071,20 @@ static void do_madvise(struct conv *c, int proc, const struct rec_event *e)
 {
 	struct cmm *m = &c->mms[c->procs[proc].mm];
 	uint64_t s = e->a, end = s + page_align(c, e->b);
+	const char *word = advice_word(e->c);
 	char suffix[32];
-	size_t i;
 
 	/* -ENOMEM: a hole in the range, and the rest was done. */
 	if (e->ret && e->ret != -ENOMEM)
 		return;
-	for (i = 0; i < sizeof(advices) / sizeof(advices[0]); i++)
-		if (advices[i].advice == e->c)
-			break;
-	if (i == sizeof(advices) / sizeof(advices[0])) {
+	if (!word) {
 		c->sum->ignored_advice++;
 		return;
 	}
-	snprintf(suffix, sizeof(suffix), " %s", advices[i].word);
+	snprintf(suffix, sizeof(suffix), " %s", word);
 	for_anon_pieces(c, proc, s, end, "madvise", suffix);
-	if (e->c == 10 || e->c == 11)
-		set_flag_range(c, m, s, end, -1, e->c == 10);
+	if (e->c == MADV_DONTFORK || e->c == MADV_DOFORK)
+		set_flag_range(c, m, s, end, -1, e->c == MADV_DONTFORK);
 }
 
 static void do_mprotect(struct conv *c, int proc, const struct rec_event *e)
@@ -1092,7 +1095,7 @@ static void do_mprotect(struct conv *c, int proc, const struct rec_event *e)
 
 	if (e->ret)
 		return;
-	snprintf(suffix, sizeof(suffix), " %s", prot_word(prot));
+	snprintf(suffix, sizeof(suffix), " %s", scn_prot_word(prot));
 	for_anon_pieces(c, proc, s, end, "mprotect", suffix);
 	set_flag_range(c, &c->mms[c->procs[proc].mm], s, end, prot, -1);
 }
@@ -1598,14 +1601,11 @@ int rec_convert(const struct rec_stream *s, const struct rec_convert_opts *o,
 	if (o->command)
 		fprintf(out, "# command: %s\n", o->command);
 	rec_summary_print(out, c.sum, "# ");
-	for (i = 0; i < SCN_NR_MTHP_SIZES; i++) {
-		static const char *const words[] = { "never", "always",
-						     "madvise", "inherit" };
-
+	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
 		if (o->mthp[i] != SCN_POL_NEVER)
 			fprintf(out, "mthp %luK %s\n",
-				scenario_mthp_size(i) >> 10, words[o->mthp[i]]);
-	}
+				scenario_mthp_size(i) >> 10,
+				scn_policy_word(o->mthp[i]));
 	fwrite(body, 1, body_len, out);
 	/* The language has no empty scenario; this one did nothing. */
 	if (!c.sum->statements)

@@ -22,6 +22,7 @@
 #include "scenario/compare.h"
 #include "scenario/record.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 /* ---- the reader ------------------------------------------------------- */
 
@@ -227,27 +228,6 @@ static int intern(struct reader *rd, const char *s)
 static struct rec_stmt *last_stmt(struct reader *rd)
 {
 	return rd->r->nr_stmts ? &rd->r->stmts[rd->r->nr_stmts - 1] : NULL;
-}
-
-/* The page size of an arch, as the model and Linux use it. */
-static unsigned long arch_page_size(const char *arch)
-{
-	static const struct {
-		const char *arch;
-		unsigned long page_size;
-	} arches[] = {
-		{ "x86_64", 4096 },
-		{ "x86-pae", 4096 },
-		{ "arm64-4k", 4096 },
-		{ "arm64-16k", 16384 },
-		{ "arm64-64k", 65536 },
-	};
-	size_t i;
-
-	for (i = 0; arch && i < sizeof(arches) / sizeof(arches[0]); i++)
-		if (!strcmp(arches[i].arch, arch))
-			return arches[i].page_size;
-	return 0;
 }
 
 /*
@@ -664,7 +644,7 @@ struct record *record_parse(const char *name, const char *text, size_t len,
 		ret = read_line(&rd, line);
 		/* The header names the arch before any page line needs it. */
 		if (!ret && !rd.r->page_size)
-			rd.r->page_size = arch_page_size(rd.r->arch);
+			rd.r->page_size = scn_arch_page_size(rd.r->arch);
 	}
 	free(line);
 	free(rd.tok);

@@ -5,10 +5,11 @@
  *
  * Every statement kind the parser accepts is drawn: mthp settings for
  * every size and policy, mmap with each of its options, mmap-fixed,
- * resize, munmap, mprotect, madvise with every advice, write and read
- * (strides, values), touch, fork, spawn, exec, exit, register and
- * unregister, vmsplice and drain, dio-write and dio-read, mremap (with
- * dontunmap), split and observe.  Ranges are drawn on 4K, 16K, 64K and 2M
+ * resize, munmap, mprotect, madvise with every advice scenario/vocab.c
+ * gives a draw number, write and read (strides, values), touch, fork,
+ * spawn, exec, exit, register and unregister, vmsplice and drain,
+ * dio-write and dio-read, mremap (with dontunmap), split and observe;
+ * the words are vocab.c's.  Ranges are drawn on 4K, 16K, 64K and 2M
  * grains, so that they cut large folios, cover them exactly, or cross a
  * PMD; regions are at most a few megabytes, so that a run takes tens of
  * milliseconds on the kernel.
@@ -28,7 +29,9 @@
 #include <string.h>
 
 #include "scenario/generate.h"
+#include "scenario/live.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 #define GEN_MAX_PROCS 8
 #define GEN_MAX_REGIONS 24
@@ -42,23 +45,21 @@ struct gen_region {
 	unsigned long room_len;	/* how long resize can make it */
 };
 
-struct gen_handle {
-	int holder;
-	bool pin;		/* register (else vmsplice) */
-	bool held;
-};
-
 struct gen {
 	uint64_t rng;
 	FILE *out;
 	int nr_procs;
-	bool alive[GEN_MAX_PROCS];
 	uint32_t has[GEN_MAX_PROCS];	/* bit r: has region r */
 	int nr_regions;
 	struct gen_region regions[GEN_MAX_REGIONS];
 	int nr_handles;
-	struct gen_handle handles[GEN_MAX_HANDLES];
+	/* Who is alive, who holds which handle (scenario/live.h). */
+	struct scn_live live;
+	uint64_t alive[1];
+	struct scn_hold handles[GEN_MAX_HANDLES];
 };
+
+_Static_assert(GEN_MAX_PROCS <= 64, "gen.alive is one word");
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -97,13 +98,12 @@ static void put_size(struct gen *g, unsigned long v)
 		fprintf(g->out, " %luK", v >> 10);
 }
 
-static const char *const policies[] = { "always", "madvise", "never",
-					"inherit" };
-static const char *const prots[] = { "rw", "r", "none" };
-static const char *const advices[] = {
-	"dontneed", "hugepage", "nohugepage", "dontfork", "dofork", "free",
-	"pageout", "populate-read", "populate-write", "wipeonfork",
-	"keeponfork",
+/*
+ * The policies in the order they are drawn: inherit last, so that the
+ * PMD size's line, which inherit follows, can leave it out.
+ */
+static const enum scn_policy policies[] = {
+	SCN_POL_ALWAYS, SCN_POL_MADVISE, SCN_POL_NEVER, SCN_POL_INHERIT,
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -113,7 +113,14 @@ static const char *random_prot(struct gen *g)
 {
 	int r = rnd(g, 100);
 
-	return prots[r < 70 ? 0 : r < 85 ? 1 : 2];
+	return scn_prot_word(r < 70 ? SCN_PROT_RW : r < 85 ? SCN_PROT_R :
+				      SCN_PROT_NONE);
+}
+
+/* An advice of those vocab.c lets the generator draw, in its order. */
+static const char *random_advice(struct gen *g)
+{
+	return scn_advice_drawn(rnd(g, scn_nr_advices_drawn()))->word;
 }
 
 /* A region length: small ones, one large folio, a PMD, more than a PMD. */
@@ -174,21 +181,9 @@ static void random_range(struct gen *g, unsigned long max,
 /* A live process, at random; -1 if none is left. */
 static int random_proc(struct gen *g)
 {
-	int live[GEN_MAX_PROCS], nr = 0, i;
+	int nr = scn_live_nr_alive(&g->live);
 
-	for (i = 0; i < g->nr_procs; i++)
-		if (g->alive[i])
-			live[nr++] = i;
-	return nr ? live[rnd(g, nr)] : -1;
-}
-
-static int nr_alive(struct gen *g)
-{
-	int i, nr = 0;
-
-	for (i = 0; i < g->nr_procs; i++)
-		nr += g->alive[i];
-	return nr;
+	return nr ? scn_live_nth_alive(&g->live, rnd(g, nr)) : -1;
 }
 
 /* A region @p has, at random; -1 if it has none. */
@@ -200,23 +195,6 @@ static int random_region(struct gen *g, int p)
 		if (g->has[p] & (1U << r))
 			have[nr++] = r;
 	return nr ? have[rnd(g, nr)] : -1;
-}
-
-/* A handle @p holds, taken by register (@pin) or vmsplice; -1 if none. */
-static int held_handle(struct gen *g, int p, bool pin)
-{
-	int i;
-
-	for (i = 0; i < g->nr_handles; i++)
-		if (g->handles[i].held && g->handles[i].holder == p &&
-		    g->handles[i].pin == pin)
-			return i;
-	return -1;
-}
-
-static bool holds_any(struct gen *g, int p)
-{
-	return held_handle(g, p, true) >= 0 || held_handle(g, p, false) >= 0;
 }
 
 /* "R OFF LEN" of region @r, a random range of it. */
@@ -232,6 +210,7 @@ static void put_range(struct gen *g, int r)
 
 static void gen_mthp(struct gen *g)
 {
+	enum scn_policy policy;
 	int i;
 
 	for (i = 0; i < SCN_NR_MTHP_SIZES; i++) {
@@ -242,8 +221,9 @@ static void gen_mthp(struct gen *g)
 		fprintf(g->out, "mthp");
 		put_size(g, size);
 		/* inherit follows the 2M line: not for 2M itself. */
-		fprintf(g->out, " %s\n", policies[rnd(g, ARRAY_SIZE(policies) -
-						(i == SCN_NR_MTHP_SIZES - 1))]);
+		policy = policies[rnd(g, ARRAY_SIZE(policies) -
+				      (i == SCN_NR_MTHP_SIZES - 1))];
+		fprintf(g->out, " %s\n", scn_policy_word(policy));
 	}
 }
 
@@ -350,7 +330,7 @@ static void gen_mremap(struct gen *g, int p, int r)
 	g->has[p] |= 1U << s;
 }
 
-static void gen_new_handle(struct gen *g, int p, int r, bool pin)
+static void gen_new_handle(struct gen *g, int p, int r, enum scn_take take)
 {
 	int h = g->nr_handles++;
 
@@ -362,30 +342,30 @@ static void gen_new_handle(struct gen *g, int p, int r, bool pin)
 	 * /proc/sys/fs/pipe-max-size (1M by default) is a host limit the
 	 * kernel backend skips on.
 	 */
-	if (!pin && len > GEN_VMSPLICE_MAX)
+	if (take == SCN_TAKE_VMSPLICE && len > GEN_VMSPLICE_MAX)
 		len = GEN_VMSPLICE_MAX;
-	fprintf(g->out, "P%d %s H%d R%d", p, pin ? "register" : "vmsplice", h,
-		r);
+	fprintf(g->out, "P%d %s H%d R%d", p, take == SCN_TAKE_REGISTER ?
+		"register" : "vmsplice", h, r);
 	put_size(g, off);
 	put_size(g, len);
 	fputc('\n', g->out);
-	g->handles[h].holder = p;
-	g->handles[h].pin = pin;
-	g->handles[h].held = true;
+	scn_live_take(&g->live, h, p, take);
 }
 
 static void release(struct gen *g, int p, int h)
 {
+	enum scn_take take = g->handles[h].take;
+
 	fprintf(g->out, "P%d %s H%d\n", p,
-		g->handles[h].pin ? "unregister" : "drain", h);
-	g->handles[h].held = false;
+		take == SCN_TAKE_REGISTER ? "unregister" : "drain", h);
+	scn_live_release(&g->live, h, p, take);
 }
 
 static int new_proc(struct gen *g, int parent)
 {
 	int c = g->nr_procs++;
 
-	g->alive[c] = true;
+	scn_live_start(&g->live, c);
 	g->has[c] = parent >= 0 ? g->has[parent] : 0;
 	return c;
 }
@@ -438,14 +418,16 @@ static bool gen_invalid(struct gen *g, int p, int r)
 	put_size(g, off);
 	put_size(g, len);
 	if (protect)
-		fprintf(g->out, " %s", chance(g, 50) ? "none" : "r");
+		fprintf(g->out, " %s", scn_prot_word(chance(g, 50) ?
+						     SCN_PROT_NONE :
+						     SCN_PROT_R));
 	fprintf(g->out, "\nP%d %s R%d", p, op, r);
 	put_size(g, off);
 	put_size(g, len);
 	if (!strcmp(op, "mprotect"))
 		fprintf(g->out, " %s", random_prot(g));
 	else if (!strcmp(op, "madvise"))
-		fprintf(g->out, " %s", advices[rnd(g, ARRAY_SIZE(advices))]);
+		fprintf(g->out, " %s", random_advice(g));
 	fputc('\n', g->out);
 	return true;
 }
@@ -510,14 +492,15 @@ static bool gen_statement(struct gen *g, int p)
 		break;
 	case G_EXIT:
 	case G_EXEC:
-		if (holds_any(g, p))
+		if (scn_live_check_leave(&g->live, p))
 			return false;
 		/* The last process seldom goes: nothing would be left. */
-		if (kind == G_EXIT && nr_alive(g) == 1 && !chance(g, 10))
+		if (kind == G_EXIT && scn_live_nr_alive(&g->live) == 1 &&
+		    !chance(g, 10))
 			return false;
 		fprintf(g->out, "P%d %s\n", p, kind == G_EXIT ? "exit" : "exec");
 		if (kind == G_EXIT)
-			g->alive[p] = false;
+			scn_live_exit(&g->live, p);
 		else
 			g->has[p] = 0;
 		break;
@@ -529,7 +512,7 @@ static bool gen_statement(struct gen *g, int p)
 	case G_MADVISE:
 		fprintf(g->out, "P%d madvise", p);
 		put_range(g, r);
-		fprintf(g->out, " %s\n", advices[rnd(g, ARRAY_SIZE(advices))]);
+		fprintf(g->out, " %s\n", random_advice(g));
 		break;
 	case G_MUNMAP:
 	case G_DIO_READ:
@@ -555,11 +538,13 @@ static bool gen_statement(struct gen *g, int p)
 		break;
 	case G_REGISTER:
 	case G_VMSPLICE:
-		gen_new_handle(g, p, r, kind == G_REGISTER);
+		gen_new_handle(g, p, r, kind == G_REGISTER ? SCN_TAKE_REGISTER :
+							     SCN_TAKE_VMSPLICE);
 		break;
 	case G_UNREGISTER:
 	case G_DRAIN:
-		h = held_handle(g, p, kind == G_UNREGISTER);
+		h = scn_live_held_by(&g->live, p, kind == G_UNREGISTER ?
+				     SCN_TAKE_REGISTER : SCN_TAKE_VMSPLICE);
 		if (h < 0)
 			return false;
 		release(g, p, h);
@@ -583,6 +568,10 @@ char *scenario_generate(uint64_t gen_seed, int length, size_t *lenp)
 	int i, tries;
 
 	memset(&g, 0, sizeof(g));
+	g.live = (struct scn_live){
+		.alive = g.alive, .max_procs = GEN_MAX_PROCS,
+		.hold = g.handles, .max_handles = GEN_MAX_HANDLES,
+	};
 	g.rng = gen_seed;
 	g.out = open_memstream(&text, &len);
 	if (!g.out)
@@ -600,8 +589,9 @@ char *scenario_generate(uint64_t gen_seed, int length, size_t *lenp)
 	}
 	/* Drain what vmsplice holds, so its bytes are compared too. */
 	for (i = 0; i < g.nr_handles; i++)
-		if (g.handles[i].held && !g.handles[i].pin &&
-		    g.alive[g.handles[i].holder])
+		if (g.handles[i].held &&
+		    g.handles[i].take == SCN_TAKE_VMSPLICE &&
+		    scn_live_alive(&g.live, g.handles[i].holder))
 			release(&g, g.handles[i].holder, i);
 	fprintf(g.out, "observe\n");
 	if (fclose(g.out)) {

@@ -5,11 +5,11 @@
  * A seed and an index make one scenario, always the same text: scenario I
  * of a run with seed S has its own seed scenario_gen_seed(S, I), so it can
  * be made again alone.  The generator keeps the parser's picture of the
- * run (live processes, the regions each has, the handles each holds), so
- * what it writes always parses; what only the run decides (an access to a
- * page unmapped or protected a few statements before, a resize past its
- * room, an mremap of a hole) fails at run time, as it should, in both
- * backends alike.
+ * run (live processes and the handles each holds, by the parser's rules
+ * in scenario/live.h; the regions each has), so what it writes always
+ * parses; what only the run decides (an access to a page unmapped or
+ * protected a few statements before, a resize past its room, an mremap
+ * of a hole) fails at run time, as it should, in both backends alike.
  */
 #ifndef SCENARIO_GENERATE_H
 #define SCENARIO_GENERATE_H

@@ -19,11 +19,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "scenario/live.h"
 #include "scenario/readfile.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 /* The longest statement (write with both options) has 9 tokens. */
 #define SCN_MAX_TOKENS 16
@@ -51,14 +52,6 @@
 _Static_assert((REGION_HASH_SIZE & (REGION_HASH_SIZE - 1)) == 0,
 	       "REGION_HASH_SIZE is a power of two");
 
-enum handle_kind { HANDLE_REGISTER, HANDLE_VMSPLICE };
-
-struct handle_state {
-	enum handle_kind kind;	/* how it was last taken */
-	int holder;		/* process id */
-	bool held;
-};
-
 struct parser {
 	struct scenario *s;
 	FILE *err;
@@ -67,13 +60,15 @@ struct parser {
 	/* No process statement (or observe) seen yet: mthp is allowed. */
 	bool in_settings;
 	unsigned int mthp_named;	/* bit i: mthp slot i was given */
-	bool alive[SCN_MAX_PROCS];
+	/* Who is alive, who holds which handle (scenario/live.h). */
+	struct scn_live live;
+	uint64_t alive[(SCN_MAX_PROCS + 63) / 64];
+	struct scn_hold handles[SCN_MAX_HANDLES];
 	/*
 	 * SCN_MAX_PROCS rows, each written when its process is created (not
 	 * zeroed as a whole: explore parses a scenario per sequence).
 	 */
 	uint64_t (*has_region)[REGION_WORDS];
-	struct handle_state handles[SCN_MAX_HANDLES];
 	/*
 	 * Region id + 1, 0 if free: open addressing, at most half full,
 	 * region_hash_size slots (a power of two up to REGION_HASH_SIZE),
@@ -360,7 +355,7 @@ static int take_proc(struct parser *p, const char *tok)
 		return perr(p, "unknown process " TOK
 			    " (P0 exists at the start, others come from fork)",
 			    TOK_ARG(tok));
-	if (!p->alive[id])
+	if (scn_live_act(&p->live, id))
 		return perr(p, "process " TOK " has exited", TOK_ARG(tok));
 	return id;
 }
@@ -389,7 +384,7 @@ static int new_proc(struct parser *p, const char *tok, int parent)
 		return perr(p, "too many processes (at most %d)", SCN_MAX_PROCS);
 	id = s->nr_procs++;
 	strcpy(s->proc_names[id], tok);
-	p->alive[id] = true;
+	scn_live_start(&p->live, id);
 	if (parent >= 0)
 		memcpy(p->has_region[id], p->has_region[parent],
 		       sizeof(p->has_region[id]));
@@ -480,16 +475,15 @@ static int take_range(struct parser *p, struct stmt *st, char **arg)
 
 /* register/vmsplice H: H is free (never seen, or released). */
 static int take_new_handle(struct parser *p, struct stmt *st, const char *tok,
-			   enum handle_kind kind)
+			   enum scn_take take)
 {
 	struct scenario *s = p->s;
-	struct handle_state *h;
 	int id;
 
 	if (check_name(p, "handle", tok))
 		return -1;
 	id = find_handle(s, tok);
-	if (id >= 0 && p->handles[id].held)
+	if (id >= 0 && scn_live_check_take(&p->live, id))
 		return perr(p, "handle " TOK " is still held by %s",
 			    TOK_ARG(tok), s->proc_names[p->handles[id].holder]);
 	if (id < 0) {
@@ -499,25 +493,28 @@ static int take_new_handle(struct parser *p, struct stmt *st, const char *tok,
 		id = s->nr_handles++;
 		strcpy(s->handle_names[id], tok);
 	}
-	h = &p->handles[id];
-	h->kind = kind;
-	h->holder = st->proc;
-	h->held = true;
+	scn_live_take(&p->live, id, st->proc, take);
 	st->handle = id;
 	return 0;
 }
 
-static const char *handle_taker(enum handle_kind kind)
+/* The statement that takes a handle @take's way, and the one releasing it. */
+static const char *handle_taker(enum scn_take take)
 {
-	return kind == HANDLE_REGISTER ? "register" : "vmsplice";
+	return take == SCN_TAKE_REGISTER ? "register" : "vmsplice";
+}
+
+static const char *handle_releaser(enum scn_take take)
+{
+	return take == SCN_TAKE_REGISTER ? "unregister" : "drain";
 }
 
 /* unregister/drain H: P holds H, taken the matching way; H is released. */
 static int release_handle(struct parser *p, struct stmt *st, const char *tok,
-			  enum handle_kind kind)
+			  enum scn_take take)
 {
 	struct scenario *s = p->s;
-	struct handle_state *h;
+	const struct scn_hold *h;
 	int id;
 
 	if (check_name(p, "handle", tok))
@@ -526,72 +523,32 @@ static int release_handle(struct parser *p, struct stmt *st, const char *tok,
 	if (id < 0)
 		return perr(p, "unknown handle " TOK, TOK_ARG(tok));
 	h = &p->handles[id];
-	if (!h->held)
+	switch (scn_live_release(&p->live, id, st->proc, take)) {
+	case SCN_LIVE_NOT_HELD:
 		return perr(p, "handle " TOK " is not held (already released)",
 			    TOK_ARG(tok));
-	if (h->kind != kind)
+	case SCN_LIVE_TAKEN_OTHERWISE:
 		return perr(p, "handle " TOK " was taken by %s; only %s releases"
-			    " it", TOK_ARG(tok), handle_taker(h->kind),
-			    h->kind == HANDLE_REGISTER ? "unregister" : "drain");
-	if (h->holder != st->proc)
+			    " it", TOK_ARG(tok), handle_taker(h->take),
+			    handle_releaser(h->take));
+	case SCN_LIVE_OTHER_HOLDER:
 		return perr(p, "handle " TOK " is held by %s, not %s",
 			    TOK_ARG(tok), s->proc_names[h->holder],
 			    s->proc_names[st->proc]);
-	h->held = false;
+	default:
+		break;
+	}
 	st->handle = id;
 	return 0;
 }
 
-/* ---- keywords --------------------------------------------------------- */
-
-struct keyword {
-	const char *word;
-	int value;
-};
-
-#define KEYWORD_END { NULL, 0 }
-
-static const struct keyword prots[] = {
-	{ "none", SCN_PROT_NONE },
-	{ "r", SCN_PROT_R },
-	{ "rw", SCN_PROT_RW },
-	KEYWORD_END
-};
-
-static const struct keyword advices[] = {
-	{ "dontneed", MADV_DONTNEED },
-	{ "hugepage", MADV_HUGEPAGE },
-	{ "nohugepage", MADV_NOHUGEPAGE },
-	{ "dontfork", MADV_DONTFORK },
-	{ "dofork", MADV_DOFORK },
-	{ "populate-read", MADV_POPULATE_READ },
-	{ "populate-write", MADV_POPULATE_WRITE },
-	{ "wipeonfork", MADV_WIPEONFORK },
-	{ "keeponfork", MADV_KEEPONFORK },
-	{ "free", MADV_FREE },
-	{ "pageout", MADV_PAGEOUT },
-	KEYWORD_END
-};
-
-static const struct keyword hugeflags[] = {
-	{ "hugepage", SCN_HUGE_HUGEPAGE },
-	{ "nohugepage", SCN_HUGE_NOHUGEPAGE },
-	KEYWORD_END
-};
-
-static const struct keyword policies[] = {
-	{ "always", SCN_POL_ALWAYS },
-	{ "madvise", SCN_POL_MADVISE },
-	{ "inherit", SCN_POL_INHERIT },
-	{ "never", SCN_POL_NEVER },
-	KEYWORD_END
-};
+/* ---- keywords: scenario/vocab.c --------------------------------------- */
 
 /* Look @tok up in @table; the error lists the words it knows. */
 static int take_keyword(struct parser *p, const char *what,
-			const struct keyword *table, const char *tok, int *out)
+			const struct scn_word *table, const char *tok, int *out)
 {
-	const struct keyword *k;
+	const struct scn_word *k;
 
 	for (k = table; k->word; k++) {
 		if (!strcmp(k->word, tok)) {
@@ -612,7 +569,7 @@ static int take_prot(struct parser *p, const char *tok, enum scn_prot *out)
 {
 	int v;
 
-	if (take_keyword(p, "PROT", prots, tok, &v))
+	if (take_keyword(p, "PROT", scn_prots, tok, &v))
 		return -1;
 	*out = v;
 	return 0;
@@ -645,7 +602,7 @@ static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
 			      int nr)
 {
 	bool have_at = false, have_huge = false;
-	int i, v;
+	int i;
 
 	for (i = 0; i < nr; i++) {
 		if (!strcmp(arg[i], "room")) {
@@ -682,8 +639,8 @@ static int parse_mmap_options(struct parser *p, struct stmt *st, char **arg,
 			if (have_huge)
 				return perr(p, "hugepage or nohugepage given twice");
 			have_huge = true;
-			take_keyword(p, "mmap flag", hugeflags, arg[i], &v);
-			st->huge = v;
+			st->huge = !strcmp(arg[i], "hugepage") ?
+				   SCN_HUGE_HUGEPAGE : SCN_HUGE_NOHUGEPAGE;
 		} else {
 			return perr(p, "bad mmap flag " TOK ": expected at OFF,"
 				    " room LEN, hugepage, nohugepage or populate",
@@ -728,7 +685,7 @@ static int parse_madvise(struct parser *p, struct stmt *st, char **arg, int nr)
 	int v;
 
 	if (take_range(p, st, arg) ||
-	    take_keyword(p, "ADVICE", advices, arg[3], &v))
+	    take_keyword(p, "ADVICE", scn_advices(), arg[3], &v))
 		return -1;
 	st->advice = v;
 	return 0;
@@ -819,15 +776,13 @@ static int parse_spawn(struct parser *p, struct stmt *st, char **arg, int nr)
 static int check_no_handles(struct parser *p, const struct stmt *st,
 			    const char *how)
 {
-	int i;
+	int h = scn_live_holding(&p->live, st->proc);
 
-	for (i = 0; i < p->s->nr_handles; i++)
-		if (p->handles[i].held && p->handles[i].holder == st->proc)
-			return perr(p, "%s %s while holding handle '%s';"
-				    " %s it first", p->s->proc_names[st->proc],
-				    how, p->s->handle_names[i],
-				    p->handles[i].kind == HANDLE_REGISTER ?
-				    "unregister" : "drain");
+	if (h >= 0)
+		return perr(p, "%s %s while holding handle '%s'; %s it first",
+			    p->s->proc_names[st->proc], how,
+			    p->s->handle_names[h],
+			    handle_releaser(p->handles[h].take));
 	return 0;
 }
 
@@ -835,7 +790,7 @@ static int parse_exit(struct parser *p, struct stmt *st, char **arg, int nr)
 {
 	if (check_no_handles(p, st, "exits"))
 		return -1;
-	p->alive[st->proc] = false;
+	scn_live_exit(&p->live, st->proc);
 	return 0;
 }
 
@@ -968,7 +923,7 @@ static int parse_register(struct parser *p, struct stmt *st, char **arg,
 {
 	if (take_range(p, st, arg + 1))
 		return -1;
-	return take_new_handle(p, st, arg[0], HANDLE_REGISTER);
+	return take_new_handle(p, st, arg[0], SCN_TAKE_REGISTER);
 }
 
 static int parse_vmsplice(struct parser *p, struct stmt *st, char **arg,
@@ -976,18 +931,18 @@ static int parse_vmsplice(struct parser *p, struct stmt *st, char **arg,
 {
 	if (take_range(p, st, arg + 1))
 		return -1;
-	return take_new_handle(p, st, arg[0], HANDLE_VMSPLICE);
+	return take_new_handle(p, st, arg[0], SCN_TAKE_VMSPLICE);
 }
 
 static int parse_unregister(struct parser *p, struct stmt *st, char **arg,
 			    int nr)
 {
-	return release_handle(p, st, arg[0], HANDLE_REGISTER);
+	return release_handle(p, st, arg[0], SCN_TAKE_REGISTER);
 }
 
 static int parse_drain(struct parser *p, struct stmt *st, char **arg, int nr)
 {
-	return release_handle(p, st, arg[0], HANDLE_VMSPLICE);
+	return release_handle(p, st, arg[0], SCN_TAKE_VMSPLICE);
 }
 
 static int parse_dio_read(struct parser *p, struct stmt *st, char **arg,
@@ -1142,7 +1097,7 @@ static int parse_mthp(struct parser *p, struct stmt *st, char **tok, int nr)
 		return perr(p, "mthp SIZE " TOK " is not one of %s", TOK_ARG(tok[1]),
 			    list);
 	}
-	if (take_keyword(p, "mthp POLICY", policies, tok[2], &v))
+	if (take_keyword(p, "mthp POLICY", scn_policies, tok[2], &v))
 		return -1;
 	if (v == SCN_POL_INHERIT && i == nr_sizes - 1) {
 		char pmd[8];
@@ -1180,7 +1135,8 @@ static int parse_observe(struct parser *p, struct stmt *st, char **tok, int nr)
 		return perr(p, "observe takes no arguments (got " TOK ")",
 			    TOK_ARG(tok[1]));
 	for (proc = 0; proc < p->s->nr_procs; proc++)
-		for (r = 0; p->alive[proc] && r < p->s->nr_regions; r++)
+		for (r = 0; scn_live_alive(&p->live, proc) &&
+			    r < p->s->nr_regions; r++)
 			if (proc_has_region(p, proc, r))
 				pages += p->s->regions[r].max_len /
 					 p->s->page_size;
@@ -1414,7 +1370,11 @@ struct scenario *scenario_parse_string(const char *name, const char *text,
 		fprintf(err, "%s: out of memory\n", name);
 		goto fail;
 	}
-	p->alive[0] = true;
+	p->live = (struct scn_live){
+		.alive = p->alive, .max_procs = SCN_MAX_PROCS,
+		.hold = p->handles, .max_handles = SCN_MAX_HANDLES,
+	};
+	scn_live_start(&p->live, 0);
 	memset(p->has_region[0], 0, sizeof(p->has_region[0]));
 	if (!page_size || (page_size & (page_size - 1))) {
 		fprintf(err, "%s: page size %lu is not a power of two\n",

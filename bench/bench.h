@@ -56,8 +56,6 @@ struct bench_opts {
 /* The largest --size: a quarter of the model's largest memory. */
 #define BENCH_MAX_SIZE (PB_MAX_MEMORY / 4)
 
-/* This machine's memory in bytes; 0 if it cannot be told. */
-unsigned long bench_host_memory(void);
 /*
  * Can the benchmarks run regions of @size bytes?  A multiple of the PMD
  * size (every folio mode maps whole PMDs), at most BENCH_MAX_SIZE, and at
@@ -179,9 +177,6 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
  * reason on stderr (-ENOENT: no gnuplot).
  */
 int bench_plot(const struct bench_opts *o);
-
-/* The flag the figures' file came from, for messages (--plot or --out). */
-const char *bench_plot_flag(void);
 
 /* Progress on stderr when it is a terminal. */
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)

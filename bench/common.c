@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/host.h"
 #include "bench/bench.h"
 #include "bench/figure.h"
+#include "bench/gnuplot.h"
 #include "calibrate/calib.h"
 #include "lib/outfile.h"
 
@@ -197,7 +199,7 @@ static void json_row_write(FILE *f, const struct bench_opts *o,
 					     : "");
 	if (r->extra_json)
 		fputs(r->extra_json, f);
-	bench_json_string(machine, sizeof(machine), fig_this_machine());
+	bench_json_string(machine, sizeof(machine), host_machine_name());
 	fprintf(f, ",\"machine\":\"%s\"}\n", machine);
 	fflush(f);
 }
@@ -227,19 +229,9 @@ void bench_progress(const struct bench_opts *o, const char *fmt, ...)
 
 /* ---- option limits --------------------------------------------------- */
 
-unsigned long bench_host_memory(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-
-	if (pages <= 0 || page <= 0 ||
-	    (unsigned long)pages > ~0UL / (unsigned long)page)
-		return 0;
-	return (unsigned long)pages * (unsigned long)page;
-}
-
 int bench_check_size(unsigned long size, char *why, size_t whylen)
 {
-	unsigned long pmd = pb_pmd_size(), host = bench_host_memory();
+	unsigned long pmd = pb_pmd_size(), host = host_memory();
 
 	if (size % pmd)
 		snprintf(why, whylen, "is not a multiple of %luM (every folio"
@@ -257,14 +249,11 @@ int bench_check_size(unsigned long size, char *why, size_t whylen)
 	return -EINVAL;
 }
 
-/* The flag whose figures are drawn, for messages: --plot, or plot's --out. */
-static const char *plot_flag = "--plot";
-
 int bench_plot_check(const char *flag, const char *path, char *why,
 		     size_t whylen)
 {
-	plot_flag = flag;
-	if (!fig_have_gnuplot()) {
+	fig_out_flag(flag);
+	if (!gnuplot_installed()) {
 		snprintf(why, whylen, "%s: needs gnuplot, which is not"
 			 " installed (Debian: apt-get install gnuplot-nox)",
 			 flag);
@@ -365,11 +354,6 @@ void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 }
 
 /* ---- --plot ---------------------------------------------------------- */
-
-const char *bench_plot_flag(void)
-{
-	return plot_flag;
-}
 
 int bench_plot(const struct bench_opts *o)
 {

@@ -126,6 +126,7 @@ BACKEND_SRCS  := $(sort $(wildcard backend/*.c))
 RECORD_SRCS   := $(sort $(wildcard record/*.c))
 CALIB_SRCS    := $(sort $(wildcard calibrate/*.c))
 BENCH_SRCS    := $(sort $(wildcard bench/*.c))
+DIFF_SRCS     := $(sort $(wildcard diff/*.c))
 CLI_SRCS      := $(sort $(wildcard cli/*.c))
 LIBDIR_SRCS   := $(sort $(wildcard lib/*.c))
 VM_SRCS       := $(sort $(wildcard vm/*.c))
@@ -176,10 +177,10 @@ $(LIB): $(call obj,$(MM_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
 
-# The shared file helpers (lib/), the scenario layer, the backends, the benchmarks, the recorder and the
-# calibration, shared by the tool and the tests.
+# The shared file helpers (lib/), the scenario layer, the backends, the benchmarks, the diff engine,
+# the recorder and the calibration, shared by the tool and the tests.
 $(APP_LIB): $(call obj,$(LIBDIR_SRCS) $(VM_SRCS) $(SCENARIO_SRCS) $(BACKEND_SRCS) $(BENCH_SRCS) \
-	$(RECORD_SRCS) $(CALIB_SRCS))
+	$(DIFF_SRCS) $(RECORD_SRCS) $(CALIB_SRCS))
 	@rm -f $@
 	ar rcs $@ $^
 

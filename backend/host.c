@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * host.c - this machine's kernel, looked at: its zero page, DAMON, CPUs
- * (host.h says why each matters).
+ * (host.h says why each matters); and the machine's memory, CPU model and
+ * name.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -171,4 +172,55 @@ void host_facts_line(const struct host_facts *h, char *buf, size_t size)
 	if (n < size && h->nr_cpus > 1)
 		snprintf(buf + n, size - n, " %d CPUs (folios in other CPUs'"
 			 " LRU caches hold references)", h->nr_cpus);
+}
+
+unsigned long host_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0 ||
+	    (unsigned long)pages > ~0UL / (unsigned long)page)
+		return 0;
+	return (unsigned long)pages * (unsigned long)page;
+}
+
+bool host_cpu_model(char *buf, size_t len)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(buf, len, "%s", colon);
+		found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+const char *host_machine_name(void)
+{
+	static char text[700];
+	char cpu[256];
+	struct utsname u;
+	long cores;
+
+	if (!text[0]) {
+		if (!host_cpu_model(cpu, sizeof(cpu)))
+			snprintf(cpu, sizeof(cpu), "unknown");
+		cores = sysconf(_SC_NPROCESSORS_ONLN);
+		if (cores < 1)
+			cores = 1;
+		snprintf(text, sizeof(text), "%s, %ld core%s, Linux %s", cpu,
+			 cores, cores == 1 ? "" : "s",
+			 uname(&u) ? "" : u.release);
+	}
+	return text;
 }

@@ -2,7 +2,8 @@
 /*
  * host.h - what this machine's kernel does differently from mainline
  * Linux's defaults, and what on it can make a count vary from run to run,
- * found by looking (a probe, sysfs, /proc) rather than by its name.
+ * found by looking (a probe, sysfs, /proc) rather than by its name; and
+ * the machine itself: its memory, its CPU, the name a result carries.
  *
  * `ptebatch diff` holds the model to the kernel: where the kernel is
  * configured otherwise (it maps no zero page), the model runs configured
@@ -52,5 +53,20 @@ bool host_read_faults_allocate(void);
 
 /* Can something outside a scenario change its fault counts here? */
 bool host_counts_may_vary(const struct host_facts *h);
+
+/* This machine's memory in bytes; 0 if it cannot be told. */
+unsigned long host_memory(void);
+
+/*
+ * This machine's CPU model, the "model name" of /proc/cpuinfo, into @buf;
+ * false when there is none (arm64's /proc/cpuinfo names no model).
+ */
+bool host_cpu_model(char *buf, size_t len);
+
+/*
+ * The machine as "CPU, N cores, Linux RELEASE": what every benchmark row
+ * carries as "machine" and every figure's title shows.
+ */
+const char *host_machine_name(void);
 
 #endif /* BACKEND_HOST_H */

@@ -915,7 +915,7 @@ static void do_resize(void)
 /* ---- the loop ---------------------------------------------------------- */
 
 /* Run one statement command; the reply is in rep. */
-static void run_command(void)
+static void do_command(void)
 {
 	int h = cmd.handle, p[2], ret;
 
@@ -1146,7 +1146,7 @@ void kproc_serve(const struct kproc_env *env, int id)
 		if (kio_read_full(srv.cmd_fd, &cmd, sizeof(cmd)))
 			_exit(0);	/* the coordinator closed the pipe */
 		memset(&rep, 0, sizeof(rep));
-		run_command();
+		do_command();
 		send_done();
 	}
 }

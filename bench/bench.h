@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "ptebatch.h"
 
 struct scenario;
@@ -56,8 +58,6 @@ struct bench_opts {
 /* The largest --size: a quarter of the model's largest memory. */
 #define BENCH_MAX_SIZE (PB_MAX_MEMORY / 4)
 
-/* This machine's memory in bytes; 0 if it cannot be told. */
-unsigned long bench_host_memory(void);
 /*
  * Can the benchmarks run regions of @size bytes?  A multiple of the PMD
  * size (every folio mode maps whole PMDs), at most BENCH_MAX_SIZE, and at
@@ -160,17 +160,43 @@ struct bench_row {
 	/* Model rows: the kernel time the calibration predicts (struct
 	 * bench_pred), JSON "predicted_us" (and "predicted_lower_bound"). */
 	const struct bench_pred *pred;
-	const char *extra_json;		/* NULL or ",\"key\":value..." */
+	/*
+	 * The bench's own fields, after the others in their order: a
+	 * json_pack() object the caller keeps (NULL: it could not be made).
+	 */
+	json_t *extra;
 };
 void bench_row_init(struct bench_row *r);
-/* @s as the inside of a JSON string, cut to fit @len bytes. */
-void bench_json_string(char *buf, size_t len, const char *s);
+
+/*
+ * How a row is spelled: one object per line, no space; 15 digits give
+ * back every number a row carries as it was rounded (bench_json_real()),
+ * 87541.405 and not 87541.404999999999.
+ */
+#define BENCH_JSON_FLAGS \
+	(JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+/*
+ * @s as a JSON string; a byte that is not UTF-8 (a file name may hold
+ * any) as U+FFFD.  NULL: out of memory.
+ */
+json_t *bench_json_text(const char *s);
+/*
+ * @v rounded to @decimals, the precision a row carries it to (a time in
+ * us: 3, to the nanosecond).  NULL: not finite, or out of memory.
+ */
+json_t *bench_json_real(double v, int decimals);
 /*
  * Append @r to opts->json (one JSON object per line, with the machine it
  * ran on) if JSON is on, and keep the same line for bench_plot() if
- * --plot is on.
+ * --plot is on.  A row that cannot be made (out of memory) is in neither,
+ * and bench_json_error() says so.
  */
 void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
+/*
+ * 0, or -ENOMEM when a row could not be made since the last call: each
+ * benchmark returns it, so that no --json file is kept without it.
+ */
+int bench_json_error(void);
 
 /*
  * --plot: draw the figures of every row kept so far (bench/figure.h) to
@@ -179,9 +205,6 @@ void bench_json_row(const struct bench_opts *o, const struct bench_row *r);
  * reason on stderr (-ENOENT: no gnuplot).
  */
 int bench_plot(const struct bench_opts *o);
-
-/* The flag the figures' file came from, for messages (--plot or --out). */
-const char *bench_plot_flag(void);
 
 /* Progress on stderr when it is a terminal. */
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)

@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/host.h"
 #include "bench/bench.h"
 #include "bench/figure.h"
+#include "bench/gnuplot.h"
 #include "calibrate/calib.h"
 #include "lib/outfile.h"
 
@@ -145,12 +147,6 @@ void bench_print_pred_notes(const struct bench_opts *o, FILE *f,
 	}
 }
 
-static void json_counter(FILE *f, const char *name, long long v)
-{
-	if (v >= 0)
-		fprintf(f, ",\"%s\":%lld", name, v);
-}
-
 /*
  * The rows kept for --plot: the JSON lines themselves, drawn at the end
  * by bench/figure.c as `ptebatch plot` draws a saved --json file.
@@ -159,57 +155,138 @@ static FILE *plot_mem;
 static char *plot_text;
 static size_t plot_len;
 
-void bench_json_string(char *buf, size_t len, const char *s)
+/* A row that could not be made since bench_json_error() last said so. */
+static int rows_err;
+
+/* The bytes of the character @s starts that jansson takes (1-4), or 0. */
+static size_t json_char_len(const char *s, size_t left)
 {
-	size_t n = 0;
+	size_t n;
 
-	for (; *s && n + 7 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
+	for (n = 1; n <= 4 && n <= left; n++) {
+		json_t *c = json_stringn(s, n);
 
-		if (ch == '"' || ch == '\\')
-			n += snprintf(buf + n, len - n, "\\%c", ch);
-		else if (ch < 0x20)
-			n += snprintf(buf + n, len - n, "\\u%04x", ch);
-		else
-			buf[n++] = (char)ch;
+		if (c) {
+			json_decref(c);
+			return n;
+		}
 	}
-	buf[n] = '\0';
+	return 0;
 }
 
-static void json_row_write(FILE *f, const struct bench_opts *o,
-			   const struct bench_row *r)
+json_t *bench_json_text(const char *s)
 {
-	char machine[1400];
+	size_t len = strlen(s), i, n;
+	json_t *j = json_string(s);
+	char *clean, *o;
 
-	fprintf(f, "{\"bench\":\"%s\",\"folio\":\"%s\",\"op\":\"%s\","
-		"\"variant\":\"%s\",\"backend\":\"%s\",\"arch\":\"%s\","
-		"\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,\"reps\":%d",
-		r->bench, r->folio, r->op, r->variant, r->backend,
-		o->arch ? o->arch : pb_arch_name(), r->t.median_us, r->t.min_us,
-		r->t.max_us, r->t.reps);
-	json_counter(f, "faults", r->faults);
-	json_counter(f, "folio_ref_atomic", r->folio_ref_atomic);
-	json_counter(f, "pincount_atomic", r->pincount_atomic);
-	json_counter(f, "tlb_flush", r->tlb_flush);
-	if (r->pred && r->pred->have)
-		fprintf(f, ",\"predicted_us\":%.3f%s", r->pred->us,
-			r->pred->lower_bound ? ",\"predicted_lower_bound\":true"
-					     : "");
-	if (r->extra_json)
-		fputs(r->extra_json, f);
-	bench_json_string(machine, sizeof(machine), fig_this_machine());
-	fprintf(f, ",\"machine\":\"%s\"}\n", machine);
-	fflush(f);
+	if (j)
+		return j;
+	/* Not UTF-8: one U+FFFD for each byte that starts no character. */
+	clean = o = malloc(3 * len + 1);
+	if (!clean)
+		return NULL;
+	for (i = 0; i < len; i += n) {
+		n = json_char_len(s + i, len - i);
+		if (n) {
+			memcpy(o, s + i, n);
+			o += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		}
+	}
+	*o = '\0';
+	j = json_string(clean);
+	free(clean);
+	return j;
+}
+
+json_t *bench_json_real(double v, int decimals)
+{
+	char text[400];
+
+	/* The value "%.Nf" prints, as the rows always carried it. */
+	snprintf(text, sizeof(text), "%.*f", decimals, v);
+	return json_real(strtod(text, NULL));
+}
+
+/* A counter where it was measured (-1: not). */
+static int json_counter(json_t *row, const char *name, long long v)
+{
+	return v >= 0 && json_object_set_new(row, name, json_integer(v));
+}
+
+/* @r as the object of its line, or NULL: out of memory. */
+static json_t *json_row(const struct bench_opts *o, const struct bench_row *r)
+{
+	json_t *row = json_object();
+	const struct bench_pred *p = r->pred && r->pred->have ? r->pred : NULL;
+
+	if (!row || !r->extra ||
+	    json_object_set_new(row, "bench", bench_json_text(r->bench)) ||
+	    json_object_set_new(row, "folio", bench_json_text(r->folio)) ||
+	    json_object_set_new(row, "op", bench_json_text(r->op)) ||
+	    json_object_set_new(row, "variant", bench_json_text(r->variant)) ||
+	    json_object_set_new(row, "backend", bench_json_text(r->backend)) ||
+	    json_object_set_new(row, "arch", bench_json_text(o->arch ? o->arch :
+							pb_arch_name())) ||
+	    json_object_set_new(row, "median_us",
+				bench_json_real(r->t.median_us, 3)) ||
+	    json_object_set_new(row, "min_us", bench_json_real(r->t.min_us, 3)) ||
+	    json_object_set_new(row, "max_us", bench_json_real(r->t.max_us, 3)) ||
+	    json_object_set_new(row, "reps", json_integer(r->t.reps)) ||
+	    json_counter(row, "faults", r->faults) ||
+	    json_counter(row, "folio_ref_atomic", r->folio_ref_atomic) ||
+	    json_counter(row, "pincount_atomic", r->pincount_atomic) ||
+	    json_counter(row, "tlb_flush", r->tlb_flush) ||
+	    (p && json_object_set_new(row, "predicted_us",
+				      bench_json_real(p->us, 3))) ||
+	    (p && p->lower_bound &&
+	     json_object_set_new(row, "predicted_lower_bound", json_true())) ||
+	    json_object_update(row, r->extra) ||
+	    json_object_set_new(row, "machine",
+				bench_json_text(host_machine_name()))) {
+		json_decref(row);
+		return NULL;
+	}
+	return row;
 }
 
 void bench_json_row(const struct bench_opts *o, const struct bench_row *r)
 {
+	json_t *row;
+	char *line;
+
+	if (!o->plot && !o->json)
+		return;
+	row = json_row(o, r);
+	line = row ? json_dumps(row, BENCH_JSON_FLAGS) : NULL;
+	json_decref(row);
+	if (!line) {
+		rows_err = -ENOMEM;
+		return;
+	}
 	if (o->plot && !plot_mem)
 		plot_mem = open_memstream(&plot_text, &plot_len);
-	if (o->plot && plot_mem)
-		json_row_write(plot_mem, o, r);
-	if (o->json)
-		json_row_write(o->json, o, r);
+	if (o->plot && plot_mem) {
+		fprintf(plot_mem, "%s\n", line);
+		fflush(plot_mem);
+	}
+	if (o->json) {
+		fprintf(o->json, "%s\n", line);
+		fflush(o->json);
+	}
+	free(line);
+}
+
+int bench_json_error(void)
+{
+	int err = rows_err;
+
+	rows_err = 0;
+	return err;
 }
 
 void bench_progress(const struct bench_opts *o, const char *fmt, ...)
@@ -227,19 +304,9 @@ void bench_progress(const struct bench_opts *o, const char *fmt, ...)
 
 /* ---- option limits --------------------------------------------------- */
 
-unsigned long bench_host_memory(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-
-	if (pages <= 0 || page <= 0 ||
-	    (unsigned long)pages > ~0UL / (unsigned long)page)
-		return 0;
-	return (unsigned long)pages * (unsigned long)page;
-}
-
 int bench_check_size(unsigned long size, char *why, size_t whylen)
 {
-	unsigned long pmd = pb_pmd_size(), host = bench_host_memory();
+	unsigned long pmd = pb_pmd_size(), host = host_memory();
 
 	if (size % pmd)
 		snprintf(why, whylen, "is not a multiple of %luM (every folio"
@@ -257,14 +324,11 @@ int bench_check_size(unsigned long size, char *why, size_t whylen)
 	return -EINVAL;
 }
 
-/* The flag whose figures are drawn, for messages: --plot, or plot's --out. */
-static const char *plot_flag = "--plot";
-
 int bench_plot_check(const char *flag, const char *path, char *why,
 		     size_t whylen)
 {
-	plot_flag = flag;
-	if (!fig_have_gnuplot()) {
+	fig_out_flag(flag);
+	if (!gnuplot_installed()) {
 		snprintf(why, whylen, "%s: needs gnuplot, which is not"
 			 " installed (Debian: apt-get install gnuplot-nox)",
 			 flag);
@@ -365,11 +429,6 @@ void bench_stats_snapshot(uint64_t out[PB_NR_STATS])
 }
 
 /* ---- --plot ---------------------------------------------------------- */
-
-const char *bench_plot_flag(void)
-{
-	return plot_flag;
-}
 
 int bench_plot(const struct bench_opts *o)
 {

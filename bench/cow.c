@@ -491,7 +491,7 @@ static void json_cell(const struct bench_opts *o, const struct cow_plan *pl,
 		      enum folio_mode m, enum cow_pass k, const struct cow_cell *c,
 		      bool kernel)
 {
-	char variant[48], extra[192];
+	char variant[48];
 	struct bench_row r;
 
 	if (!c->have)
@@ -509,13 +509,16 @@ static void json_cell(const struct bench_opts *o, const struct cow_plan *pl,
 	r.t = c->t;
 	r.faults = c->faults;
 	r.pred = kernel ? NULL : &c->pred;
-	snprintf(extra, sizeof(extra), ",\"wp_reuse_max\":%u,\"size\":%lu,"
-		 "\"stores\":%lu,\"us_per_fault\":%.4f,\"faults_vary\":%s,"
-		 "\"contpte_convert\":%lld",
-		 kernel ? 1 : c->wp, pl->size, pass_nr(pl, k), us_per_fault(c),
-		 c->faults_vary ? "true" : "false", kernel ? -1 : c->converts);
-	r.extra_json = extra;
+	r.extra = json_pack("{s:I, s:I, s:I, s:o, s:b, s:I}",
+			    "wp_reuse_max", (json_int_t)(kernel ? 1 : c->wp),
+			    "size", (json_int_t)pl->size,
+			    "stores", (json_int_t)pass_nr(pl, k),
+			    "us_per_fault", bench_json_real(us_per_fault(c), 4),
+			    "faults_vary", c->faults_vary,
+			    "contpte_convert",
+			    (json_int_t)(kernel ? -1 : c->converts));
 	bench_json_row(o, &r);
+	json_decref(r.extra);
 }
 
 /* Ratios against wp_reuse_max = 1 (column 0), measured in this run. */
@@ -744,7 +747,7 @@ int bench_cow(const struct bench_opts *o)
 	for (c = 0; c < NR_64K_COLS; c++)
 		json_cell(o, &pl, FOLIO_64K, PASS_SEQ, &grid64[0][c],
 			  c == NR_64K_MODEL_COLS);
-	err = bad ? -EPROTO : 0;
+	err = bad ? -EPROTO : bench_json_error();
 out:
 	free(pl.perm);
 	return err;

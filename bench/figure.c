@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * figure.c: the benchmark figures (figure.h), from JSON rows to gnuplot.
+ * figure.c: the benchmark figures (figure.h), from JSON rows to the panels
+ * that gnuplot.c draws.
  *
  * Every figure follows the same rules: labels are literal text (the
  * terminal's enhanced text is off, so "pin_user_pages_fast" is not read
@@ -9,28 +10,18 @@
  * area, and the canvas is sized for what it holds.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <gsl/gsl_fit.h>
 #include <jansson.h>
 #include <math.h>
-#include <spawn.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "bench/bench.h"
 #include "bench/figure.h"
-#include "calibrate/calib.h"
-#include "calibrate/measure.h"
+#include "bench/gnuplot.h"
 #include "lib/outfile.h"
 #include "lib/readfile.h"
-#include "lib/xmltext.h"
 #include "scenario/vocab.h"
 
 struct fig_row {
@@ -206,19 +197,6 @@ void fig_rows_free(struct fig_rows *rows)
 	memset(rows, 0, sizeof(*rows));
 }
 
-const char *fig_this_machine(void)
-{
-	static char text[700];
-	struct calib_machine m;
-
-	if (!text[0]) {
-		calib_this_machine(&m);
-		snprintf(text, sizeof(text), "%s, %d core%s, Linux %s", m.cpu,
-			 m.cores, m.cores == 1 ? "" : "s", m.kernel);
-	}
-	return text;
-}
-
 /*
  * A row of @rows matching every given field (NULL: any).  @variant is
  * "=NAME" (exactly), "+PART" (contains) or "-PART" (does not contain).
@@ -320,92 +298,6 @@ static const char *machine_of(const struct fig_rows *rows, const char *bench,
 	return "machine not recorded in the rows";
 }
 
-/* ---- gnuplot ---------------------------------------------------------- */
-
-/*
- * No string of a row, of a flag or of a file name is gnuplot code.
- * gnuplot expands what it reads as commands before it parses them:
- * `command` runs a shell inside "..." (as root, here), @name substitutes
- * a macro, "..." reads \-escapes, ; and a newline end a command, and a
- * string in an expression may call system().  Datablock lines are not
- * commands: gnuplot 5.4 keeps a here-document's lines as they are
- * (no backquote, no macro, no escape, no continuation), and $L[N] is
- * line N as a string value, which nothing expands again.  So every
- * text a figure draws is a line of the datablock $L, and the script
- * names it by number only: `set title $L[3][2:]`.  Each line starts
- * with "|" ([2:] drops it), so that no text can be the datablock's
- * terminator.  A text's newlines make lines of their own, joined with
- * "\n" in the script.  Two things stay: the labels of `set xtics
- * ("LABEL" X)` are formats (gprintf), so their % are doubled; and the
- * text must be XML that the svg terminal passes on (lib/xmltext.h: what
- * XML cannot carry becomes U+FFFD; the terminal escapes & and <, and
- * figure_svg_fix() the > of a "]]>").  Enhanced text is off (`set
- * termoption noenhanced`), so ^ _ @ & { } are drawn as they are.
- *
- * The figure is drawn on gnuplot's stdout, not into a file gnuplot
- * names: no file name reaches gnuplot either, and nothing is written
- * until every figure of the run is drawn.
- */
-
-/* A drawn figure, kept until all are drawn: its file and its SVG. */
-struct fig_svg {
-	char path[4200];
-	char *svg;
-	size_t len;
-};
-
-struct figure {
-	FILE *f;			/* the commands */
-	char *cmd;
-	size_t cmd_len;
-	FILE *lab;			/* the lines of $L */
-	char *lab_text;
-	size_t lab_len;
-	int nr_labels;
-	char path[4200];
-	int blk;
-	int err;			/* -EINVAL: a row that cannot be drawn */
-	char why[9000];
-};
-
-/*
- * @s drawn as it is, by reference to lines of $L: in the script
- * `$L[N][2:]`, or `$L[N][2:]."\n".$L[N+1][2:]` for several lines.  A
- * tic label (@tic) has its % doubled, gnuplot reading it as a format.
- */
-static void label(struct figure *fig, const char *s, bool tic)
-{
-	char *clean = xml_clean_text(s, true), *c, *nl;
-	bool first = true;
-
-	if (!clean) {
-		fig->err = -ENOMEM;
-		fputs("\"\"", fig->f);
-		return;
-	}
-	if (!clean[0]) {
-		/* "" is gnuplot's no-title: kept as the code's own. */
-		fputs("\"\"", fig->f);
-		free(clean);
-		return;
-	}
-	for (c = clean; c; c = nl ? nl + 1 : NULL) {
-		nl = strchr(c, '\n');
-		if (nl)
-			*nl = '\0';
-		fputc('|', fig->lab);
-		for (; *c; c++) {
-			if (tic && *c == '%')
-				fputc('%', fig->lab);
-			fputc(*c, fig->lab);
-		}
-		fputc('\n', fig->lab);
-		fprintf(fig->f, "%s$L[%d][2:]", first ? "" : ".\"\\n\".",
-			++fig->nr_labels);
-		first = false;
-	}
-	free(clean);
-}
 
 /* A colour-blind-safe palette (Okabe and Ito), by meaning. */
 #define C_PER_PTE	"#E69F00"	/* orange */
@@ -418,88 +310,6 @@ static const char *const palette[] = {
 	"#F0E442", "#000000",
 };
 #define NR_PALETTE (int)(sizeof(palette) / sizeof(palette[0]))
-
-#define MAX_POINTS 64
-
-enum ser_kind {
-	SER_BARS,	/* a bar per category, grouped with the other bars */
-	SER_MARKS,	/* points on the bar slot @slot, with lo..hi */
-	SER_LINES,	/* lines and points at numeric x */
-	SER_HLINE,	/* a dashed horizontal line at y[0] */
-};
-
-struct series {
-	enum ser_kind kind;
-	char title[200];		/* "" = not in the legend */
-	const char *color;
-	int slot;			/* SER_MARKS: the bar series it marks */
-	int pt;				/* point type */
-	bool err;			/* lo..hi as error bars */
-	bool key_only;			/* bars: a legend entry alone */
-	int n;
-	double x[MAX_POINTS], y[MAX_POINTS], lo[MAX_POINTS], hi[MAX_POINTS];
-	/* Where a point's y comes from, to name a row that cannot be
-	 * drawn: the row (NULL: the code's own numbers) and its field. */
-	const struct fig_row *row[MAX_POINTS];
-	const char *field[MAX_POINTS];
-};
-
-struct panel {
-	char title[300], xlabel[200], ylabel[200];
-	bool logy, logx2;
-	double ymin, ymax;		/* NaN: gnuplot's */
-	double xmin, xmax;		/* NaN: gnuplot's */
-	const char *cats[MAX_POINTS];	/* category axis, or nr_cats 0 */
-	int nr_cats;
-	const char *xtics;		/* a numeric axis's tics, or NULL */
-	bool key;			/* a legend, outside on the right */
-	int rmargin;			/* characters; 0: room for its legend */
-	bool one_line;			/* a y = 1 reference line */
-	struct series *s;
-	int ns;
-};
-
-static void panel_init(struct panel *p, struct series *s)
-{
-	memset(p, 0, sizeof(*p));
-	p->ymin = p->ymax = p->xmin = p->xmax = NAN;
-	p->s = s;
-	p->key = true;
-}
-
-static struct series *series_add(struct panel *p, enum ser_kind kind,
-				 const char *color, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static struct series *series_add(struct panel *p, enum ser_kind kind,
-				 const char *color, const char *fmt, ...)
-{
-	struct series *s = &p->s[p->ns++];
-	va_list ap;
-
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->color = color;
-	s->pt = 7;
-	va_start(ap, fmt);
-	vsnprintf(s->title, sizeof(s->title), fmt, ap);
-	va_end(ap);
-	return s;
-}
-
-static void point_add(struct series *s, double x, double y, double lo,
-		      double hi)
-{
-	if (s->n == MAX_POINTS)
-		return;
-	s->x[s->n] = x;
-	s->y[s->n] = y;
-	s->lo[s->n] = lo;
-	s->hi[s->n] = hi;
-	s->row[s->n] = NULL;
-	s->field[s->n] = NULL;
-	s->n++;
-}
 
 /* Field @field of row @r (NULL: none) @scale as a point of @s at @x. */
 static void point_field(struct series *s, double x, const struct fig_row *r,
@@ -571,65 +381,6 @@ panel_fit_line(struct panel *p, const struct series *s, const char *fmt)
 	point_add(line, 512, a + b * 512, NAN, NAN);
 }
 
-static void data_value(FILE *f, double v)
-{
-	if (isnan(v) || isinf(v))
-		fputs(" NaN", f);
-	else
-		fprintf(f, " %.9g", v);
-}
-
-/* Has @s a point to draw (gnuplot warns of a series with none)? */
-static bool series_drawn(const struct series *s)
-{
-	int i;
-
-	if (s->kind == SER_HLINE)
-		return s->n && !isnan(s->y[0]);
-	for (i = 0; i < s->n; i++)
-		if (!isnan(s->y[i]) && !isinf(s->y[i]))
-			return true;
-	return false;
-}
-
-/*
- * The right margin, in characters, that holds @p's legend (gnuplot does
- * not widen a margin that is set): its longest title and the sample.
- */
-static int panel_legend_chars(const struct panel *p)
-{
-	size_t len = 0;
-	int j;
-
-	if (!p->key)
-		return 3;
-	for (j = 0; j < p->ns; j++)
-		if (strlen(p->s[j].title) > len)
-			len = strlen(p->s[j].title);
-	if (p->one_line && len < 14)
-		len = 14;
-	return (int)(len * 0.95) + 11;
-}
-
-/* One right margin for @n panels stacked in a column, so they align. */
-static void panels_align(struct panel *p, int n)
-{
-	int i, m = 0;
-
-	for (i = 0; i < n; i++)
-		if (panel_legend_chars(&p[i]) > m)
-			m = panel_legend_chars(&p[i]);
-	for (i = 0; i < n; i++)
-		p[i].rmargin = m;
-}
-
-/*
- * min..max drawn as a vector from min to max with flat ends: gnuplot's
- * yerrorbars style would draw a white disc around a point at the median,
- * hiding the bar's top on short bars.
- */
-#define ERRBAR_HEADS "heads size screen 0.004,90"
-
 /*
  * A value of a row that @p would draw on a log axis but cannot (0 or
  * less): "FILE:LINE: ..." in @fig->why, -EINVAL in @fig->err.  gnuplot
@@ -680,154 +431,11 @@ static void panel_check_log(struct figure *fig, const struct panel *p)
 	}
 }
 
-/* One panel: its axes, its data as datablocks, its plot command. */
-static void panel_plot(struct figure *fig, const struct panel *p)
+/* @p checked against its rows (above), then plotted. */
+static void panel_draw(struct figure *fig, const struct panel *p)
 {
-	int nbars = 0, bar = 0, i, j, first = fig->blk;
-	int *blk = &fig->blk;
-	FILE *f = fig->f;
-	double width;
-	bool any = false;
-
 	panel_check_log(fig, p);
-
-	for (j = 0; j < p->ns; j++)
-		nbars += p->s[j].kind == SER_BARS && !p->s[j].key_only;
-	width = nbars ? 0.8 / nbars : 0.8;
-	for (j = 0; j < p->ns; j++) {
-		const struct series *s = &p->s[j];
-
-		fprintf(f, "$d%d << EOD\n", (*blk)++);
-		for (i = 0; i < s->n; i++) {
-			double x = s->x[i];
-
-			if (s->kind == SER_BARS)
-				x += (bar - (nbars - 1) / 2.0) * width;
-			else if (s->kind == SER_MARKS)
-				x += (s->slot - (nbars - 1) / 2.0) * width;
-			data_value(f, x);
-			data_value(f, s->y[i]);
-			data_value(f, s->lo[i]);
-			data_value(f, s->hi[i]);
-			fputc('\n', f);
-		}
-		fputs("EOD\n", f);
-		bar += s->kind == SER_BARS;
-	}
-	fputs("unset logscale\nunset xtics\nunset ytics\nset ytics nomirror\n"
-	      "set xtics nomirror\nset grid ytics lc rgb '#d8d8d8' lw 1\n",
-	      f);
-	fputs("set title ", f);
-	label(fig, p->title, false);
-	fputs(" font ',12'\nset xlabel ", f);
-	label(fig, p->xlabel, false);
-	fputs("\nset ylabel ", f);
-	label(fig, p->ylabel, false);
-	fputc('\n', f);
-	if (p->logy)
-		fputs("set logscale y\nset format y '%g'\n", f);
-	else
-		fputs("set format y '%g'\n", f);
-	if (p->logx2)
-		fputs("set logscale x 2\n", f);
-	if (p->nr_cats) {
-		fputs("set xtics (", f);
-		for (i = 0; i < p->nr_cats; i++) {
-			fputs(i ? ", " : "", f);
-			label(fig, p->cats[i], true);
-			fprintf(f, " %d", i);
-		}
-		fputs(")\n", f);
-		/* Many categories: their names slanted, so none overlap. */
-		if (p->nr_cats > 8)
-			fputs("set xtics rotate by 30 right\n", f);
-		fprintf(f, "set xrange [-0.6:%f]\n", p->nr_cats - 0.4);
-	} else if (p->xtics) {
-		fprintf(f, "set xtics %s\n", p->xtics);
-		fputs("set xrange [", f);
-		if (!isnan(p->xmin))
-			fprintf(f, "%g", p->xmin);
-		fputs(":", f);
-		if (!isnan(p->xmax))
-			fprintf(f, "%g", p->xmax);
-		fputs("]\n", f);
-	} else {
-		fputs("set xtics\nset xrange [*:*]\n", f);
-	}
-	fputs("set yrange [", f);
-	if (!isnan(p->ymin))
-		fprintf(f, "%g", p->ymin);
-	fputs(":", f);
-	if (!isnan(p->ymax))
-		fprintf(f, "%g", p->ymax);
-	fputs("]\n", f);
-	if (p->key)
-		fputs("set key outside right top vertical Left reverse"
-		      " noautotitle samplen 2 spacing 1.1 width 1\n", f);
-	else
-		fputs("unset key\n", f);
-	fprintf(f, "set rmargin %d\n", p->rmargin ? p->rmargin
-						 : panel_legend_chars(p));
-	fprintf(f, "set boxwidth %f absolute\n", width);
-	fputs("plot ", f);
-	for (j = 0; j < p->ns; j++) {
-		const struct series *s = &p->s[j];
-		int d = first + j;
-
-		if (s->key_only) {
-			fputs(any ? ", \\\n     " : "", f);
-			fprintf(f, "keyentry with boxes lc rgb '%s' title ",
-				s->color);
-			label(fig, s->title, false);
-			any = true;
-			continue;
-		}
-		if (!series_drawn(s))
-			continue;
-		fputs(any ? ", \\\n     " : "", f);
-		any = true;
-		switch (s->kind) {
-		case SER_BARS:
-			fprintf(f, "$d%d using 1:2 with boxes lc rgb '%s'"
-				" title ", d, s->color);
-			label(fig, s->title, false);
-			if (s->err)
-				fprintf(f, ", $d%d using 1:3:(0):($4-$3) with"
-					" vectors %s lc rgb '#222222' lw 1"
-					" notitle", d, ERRBAR_HEADS);
-			break;
-		case SER_MARKS:
-			fprintf(f, "$d%d using 1:2:3:4 with yerrorbars lc rgb '%s'"
-				" pt %d ps 1.4 lw 1.5 title ", d, s->color, s->pt);
-			label(fig, s->title, false);
-			break;
-		case SER_LINES:
-			fprintf(f, "$d%d using 1:2 with linespoints lc rgb '%s'"
-				" pt %d ps %s lw 2 title ", d, s->color, s->pt,
-				s->pt == 4 ? "2" : "1");
-			label(fig, s->title, false);
-			if (s->err)
-				fprintf(f, ", $d%d using 1:3:(0):($4-$3) with"
-					" vectors %s lc rgb '%s' lw 1 notitle",
-					d, ERRBAR_HEADS, s->color);
-			break;
-		case SER_HLINE:
-			/* The line spans the axis: gnuplot's own x. */
-			fprintf(f, "%.9g with lines dt 2 lw 2 lc rgb '%s' title ",
-				s->y[0], s->color);
-			label(fig, s->title, false);
-			break;
-		}
-	}
-	if (p->one_line) {
-		fputs(any ? ", \\\n     " : "", f);
-		fputs("1 with lines dt 3 lc rgb '#555555' title"
-		      " \"1 = no change\"", f);
-		any = true;
-	}
-	if (!any)
-		fputs("NaN notitle", f);
-	fputc('\n', f);
+	panel_plot(fig, p);
 }
 
 /*
@@ -845,354 +453,6 @@ static void figure_path(char *buf, size_t len, const char *out,
 		snprintf(buf, len, "%s", out);
 	else
 		snprintf(buf, len, "%.*s-%s.svg", (int)(n - 4), out, name);
-}
-
-static int figure_open(struct figure *fig, const char *path, int width,
-		       int height, int rows, int cols, const char *title)
-{
-	memset(fig, 0, sizeof(*fig));
-	snprintf(fig->path, sizeof(fig->path), "%s", path);
-	fig->f = open_memstream(&fig->cmd, &fig->cmd_len);
-	fig->lab = open_memstream(&fig->lab_text, &fig->lab_len);
-	if (!fig->f || !fig->lab) {
-		if (fig->f)
-			fclose(fig->f);
-		free(fig->cmd);
-		return -ENOMEM;
-	}
-	/* No `set output`: the SVG goes to stdout (see above). */
-	fprintf(fig->f, "set terminal svg size %d,%d font 'Sans,11'"
-		" background '#ffffff'\n"
-		"set termoption noenhanced\n"
-		"set encoding utf8\n", width, height);
-	fputs("set datafile missing 'NaN'\n"
-	      "set border 3 lc rgb '#444444'\n"
-	      "set tics textcolor rgb '#222222'\n"
-	      "set style fill solid 0.85 border lc rgb '#333333'\n"
-	      "set pointintervalbox 0\n"
-	      "set lmargin 12\n", fig->f);
-	fprintf(fig->f, "set multiplot layout %d,%d title ", rows, cols);
-	label(fig, title, false);
-	fputs(" font ',13'\n", fig->f);
-	return 0;
-}
-
-/* Write all of @len bytes of @buf to @fd: 0 or -errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* All that was written to the memfd @fd, malloc'd, NUL-terminated. */
-static char *read_memfd(int fd, size_t *lenp)
-{
-	struct stat sb;
-	size_t len, done = 0;
-	char *buf;
-
-	if (fstat(fd, &sb))
-		return NULL;
-	len = (size_t)sb.st_size;
-	buf = malloc(len + 1);
-	if (!buf)
-		return NULL;
-	while (done < len) {
-		ssize_t n = pread(fd, buf + done, len - done, (off_t)done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	buf[done] = '\0';
-	*lenp = done;
-	return buf;
-}
-
-/*
- * The message of one line of gnuplot's stderr, @n bytes at @s, into
- * @buf: what follows its `"SCRIPT" line N: ` (N into @line), else the
- * line itself.
- */
-static void gnuplot_line(const char *s, size_t n, char *buf, size_t len,
-			 int *line)
-{
-	const char *c;
-
-	*line = 0;
-	for (c = s; c + 5 < s + n; c++)
-		if (!strncmp(c, "line ", 5) && sscanf(c, "line %d:", line) == 1)
-			break;
-	if (c + 5 < s + n && memchr(c, ':', (size_t)(s + n - c))) {
-		c = memchr(c, ':', (size_t)(s + n - c)) + 1;
-	} else {
-		c = s;
-		*line = 0;
-	}
-	c += strspn(c, " \t");
-	snprintf(buf, len, "%.*s", (int)(s + n - c), c);
-}
-
-/*
- * gnuplot's own words on what failed, in one line of @buf: its last
- * message ("line N: all points y value undefined!") without the script's
- * name, nor the line of the script and the caret it shows before it.
- */
-static void gnuplot_message(const char *err, char *buf, size_t len, int *line)
-{
-	const char *c, *last = NULL;
-	size_t n;
-
-	for (c = err; *c; c += n + !!c[n]) {
-		n = strcspn(c, "\n");
-		if (strspn(c, " \t^") < n)
-			last = c;
-	}
-	*line = 0;
-	if (last)
-		gnuplot_line(last, strcspn(last, "\n"), buf, len, line);
-	else
-		snprintf(buf, len, "it gave no reason");
-}
-
-/*
- * A memfd (close-on-exec) numbered 3 or above: were it 0, 1 or 2 (this
- * process started with one closed), the dup2() onto gnuplot's own 0, 1
- * or 2 would be no dup at all and leave it to close at exec.
- */
-static int memfd_high(const char *name)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC), high;
-
-	if (fd < 0 || fd > 2)
-		return fd;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return high;
-}
-
-/*
- * Run gnuplot on @script, its SVG (stdout) into @svg; 0, or -ENOENT (no
- * gnuplot) or -EIO with what happened in one line in @why.  The script
- * goes in a memfd, read by its /proc name (gnuplot stops at a script
- * file's first error; on stdin it would go on), so nothing is left in
- * /tmp; gnuplot is run from an argument vector, no shell.
- */
-static int gnuplot_run(const char *script, size_t len, char **svg,
-		       size_t *svg_len, char **errtext, char *why,
-		       size_t whylen)
-{
-	char *const argv[] = { "gnuplot", "/proc/self/fd/0", NULL };
-	posix_spawn_file_actions_t fa;
-	int sfd, ofd, efd, status, err;
-	size_t elen = 0;
-	pid_t pid;
-
-	*svg = *errtext = NULL;
-	sfd = memfd_high("ptebatch-plot-script");
-	ofd = memfd_high("ptebatch-plot-svg");
-	efd = memfd_high("ptebatch-plot-stderr");
-	err = sfd < 0 || ofd < 0 || efd < 0 ? -errno : 0;
-	if (!err)
-		err = write_all(sfd, script, len);
-	if (err) {
-		snprintf(why, whylen, "could not pass gnuplot its script: %s",
-			 strerror(-err));
-		goto out;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, sfd, 0);
-	posix_spawn_file_actions_adddup2(&fa, ofd, 1);
-	posix_spawn_file_actions_adddup2(&fa, efd, 2);
-	err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (err) {
-		snprintf(why, whylen, err == ENOENT ? "gnuplot is not installed"
-			 " (Debian: apt-get install gnuplot-nox)" :
-			 "could not run gnuplot: %s", strerror(err));
-		err = err == ENOENT ? -ENOENT : -EIO;
-		goto out;
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			err = -errno;
-			snprintf(why, whylen, "waiting for gnuplot: %s",
-				 strerror(errno));
-			goto out;
-		}
-	*errtext = read_memfd(efd, &elen);
-	*svg = read_memfd(ofd, svg_len);
-	if (!*errtext || !*svg) {
-		err = -ENOMEM;
-		snprintf(why, whylen, "%s", strerror(ENOMEM));
-	} else if (WIFSIGNALED(status)) {
-		err = -EIO;
-		snprintf(why, whylen, "gnuplot was killed by signal %d (%s)",
-			 WTERMSIG(status), strsignal(WTERMSIG(status)));
-	} else if (WEXITSTATUS(status)) {
-		char msg[400];
-		int line;
-
-		err = -EIO;
-		gnuplot_message(*errtext, msg, sizeof(msg), &line);
-		if (line)
-			snprintf(why, whylen, "gnuplot stopped at line %d of"
-				 " its script: %s", line, msg);
-		else
-			snprintf(why, whylen, "gnuplot exited with status %d:"
-				 " %s", WEXITSTATUS(status), msg);
-	} else if (!*svg_len) {
-		err = -EIO;
-		snprintf(why, whylen, "gnuplot drew nothing");
-	}
-out:
-	if (sfd >= 0)
-		close(sfd);
-	if (ofd >= 0)
-		close(ofd);
-	if (efd >= 0)
-		close(efd);
-	if (err) {
-		free(*svg);
-		*svg = NULL;
-	}
-	return err;
-}
-
-/*
- * gnuplot's svg terminal escapes & and < in text but not >, so a "]]>"
- * in a label (which XML forbids in text) is written as "]]&gt;" here.
- * The terminal writes no CDATA section of its own (no `mouse` option).
- */
-static int figure_svg_fix(char **svg, size_t *len)
-{
-	size_t n = 0, i, o;
-	char *in = *svg, *out;
-
-	for (i = 0; i + 3 <= *len; i++)
-		n += !memcmp(in + i, "]]>", 3);
-	if (!n)
-		return 0;
-	out = malloc(*len + 3 * n + 1);
-	if (!out)
-		return -ENOMEM;
-	for (i = o = 0; i < *len; i++) {
-		if (i + 3 <= *len && !memcmp(in + i, "]]>", 3)) {
-			memcpy(out + o, "]]&gt;", 6);
-			o += 6;
-			i += 2;
-		} else {
-			out[o++] = in[i];
-		}
-	}
-	out[o] = '\0';
-	free(in);
-	*svg = out;
-	*len = o;
-	return 0;
-}
-
-/*
- * A failed script kept for whoever debugs it: $TMPDIR (or /tmp)
- * /ptebatch-plot-XXXXXX.gp, named in @buf; "" if it could not be.
- */
-static void figure_keep_script(const char *script, size_t len, char *buf,
-			       size_t buflen)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4200];
-	int fd;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "%s/ptebatch-plot-XXXXXX.gp",
-		 dir && dir[0] ? dir : "/tmp");
-	fd = mkstemps(path, 3);
-	if (fd < 0)
-		return;
-	if (write_all(fd, script, len) || close(fd)) {
-		unlink(path);
-		return;
-	}
-	snprintf(buf, buflen, "%s", path);
-}
-
-/*
- * Draw @fig: check it, run gnuplot, keep the SVG in @out to be written
- * with the others.  Each failure is one line on stderr.
- */
-static int figure_close(struct figure *fig, struct fig_svg *out)
-{
-	char why[800], kept[4300], *script = NULL, *errtext = NULL, *c;
-	size_t len = 0, n;
-	FILE *sf;
-	int err;
-
-	fputs("unset multiplot\n", fig->f);
-	err = fflush(fig->f) || fflush(fig->lab) || ferror(fig->f) ||
-	      ferror(fig->lab) ? -ENOMEM : fig->err;
-	sf = err ? NULL : open_memstream(&script, &len);
-	if (sf) {
-		fprintf(sf, "$L << EOD\n%.*sEOD\n%.*s", (int)fig->lab_len,
-			fig->lab_text, (int)fig->cmd_len, fig->cmd);
-		if (fclose(sf))
-			err = -ENOMEM;
-	} else if (!err) {
-		err = -ENOMEM;
-	}
-	fclose(fig->f);
-	fclose(fig->lab);
-	free(fig->cmd);
-	free(fig->lab_text);
-	if (err == -EINVAL) {
-		fprintf(stderr, "ptebatch: plot: %s\n", fig->why);
-		goto out;
-	}
-	if (err) {
-		fprintf(stderr, "ptebatch: plot: %s: %s\n", fig->path,
-			strerror(-err));
-		goto out;
-	}
-	snprintf(out->path, sizeof(out->path), "%s", fig->path);
-	err = gnuplot_run(script, len, &out->svg, &out->len, &errtext, why,
-			  sizeof(why));
-	if (err == -ENOENT) {
-		fprintf(stderr, "ptebatch: plot: needs gnuplot, which is not"
-			" installed (Debian: apt-get install gnuplot-nox)\n");
-	} else if (err) {
-		figure_keep_script(script, len, kept, sizeof(kept));
-		fprintf(stderr, "ptebatch: plot: could not draw %s: %s%s%s%s\n",
-			fig->path, why, kept[0] ? " (the script is kept in " :
-			"", kept, kept[0] ? ")" : "");
-	} else {
-		err = figure_svg_fix(&out->svg, &out->len);
-		/* What gnuplot warned of, one line each. */
-		for (c = errtext; !err && *c; c += n + !!c[n]) {
-			char msg[400];
-			int line;
-
-			n = strcspn(c, "\n");
-			if (!memmem(c, n, "arning", 6))
-				continue;
-			gnuplot_line(c, n, msg, sizeof(msg), &line);
-			fprintf(stderr, "ptebatch: plot: gnuplot, drawing %s:"
-				" %s\n", fig->path, msg);
-		}
-	}
-out:
-	free(errtext);
-	free(script);
-	return err;
 }
 
 /* ---- gup ----------------------------------------------------------------- */
@@ -1369,8 +629,8 @@ static int fig_gup(const struct fig_rows *rows, const char *arch,
 	err = figure_open(&fig, path, 1400, 900, 2, 1, title);
 	if (err)
 		return err;
-	panel_plot(&fig, &p1);
-	panel_plot(&fig, &p2);
+	panel_draw(&fig, &p1);
+	panel_draw(&fig, &p2);
 	return figure_close(&fig, out);
 }
 
@@ -1450,7 +710,7 @@ static int cow_figure_draw(const char *path, const char *title,
 		return err;
 	for (i = 0; i < 3; i++) {
 		all[i]->rmargin = m;
-		panel_plot(&fig, all[i]);
+		panel_draw(&fig, all[i]);
 	}
 	return figure_close(&fig, out);
 }
@@ -1865,7 +1125,7 @@ static int fig_mprotect(const struct fig_rows *rows, const char *arch,
 	if (err)
 		return err;
 	for (a = 0; a < na; a++)
-		panel_plot(&fig, &p[a]);
+		panel_draw(&fig, &p[a]);
 	return figure_close(&fig, out);
 }
 
@@ -1908,6 +1168,7 @@ static int fig_replay(const struct fig_rows *rows, const char *arch,
 			panel_init(q, s[2 * t + i]);
 			q->key = i == 1;
 			q->logy = true;
+			q->lmargin = i ? 10 : 12;
 			snprintf(q->xlabel, sizeof(q->xlabel), "folio size (every"
 				 " mthp line set to it)");
 			snprintf(q->title, sizeof(q->title), "%s: %s",
@@ -1975,11 +1236,8 @@ static int fig_replay(const struct fig_rows *rows, const char *arch,
 		 " (min..max bars); %s", reps, machine);
 	err = figure_open(&fig, path, 1300, 330 * nt + 90, nt, 2, title);
 	if (!err) {
-		for (i = 0; i < 2 * nt; i++) {
-			fputs(i % 2 ? "set lmargin 10\n" : "set lmargin 12\n",
-			      fig.f);
-			panel_plot(&fig, &p[i]);
-		}
+		for (i = 0; i < 2 * nt; i++)
+			panel_draw(&fig, &p[i]);
 		err = figure_close(&fig, out);
 	}
 	free(s);
@@ -2162,7 +1420,7 @@ static int fig_predicted(const struct fig_rows *rows, const char *arch,
 	if (err)
 		return err;
 	for (i = 0; i < np; i++)
-		panel_plot(&fig, &p[i]);
+		panel_draw(&fig, &p[i]);
 	return figure_close(&fig, out);
 }
 
@@ -2208,24 +1466,13 @@ static void plan_add(struct fig_plan *plan, int *nr, const char *name,
 	f->draw = draw;
 }
 
-bool fig_have_gnuplot(void)
-{
-	const char *path = getenv("PATH"), *c;
-	char file[4200];
-	size_t n;
 
-	/* Where posix_spawnp() looks: $PATH, or confstr's /bin:/usr/bin. */
-	if (!path)
-		path = "/bin:/usr/bin";
-	for (c = path;; c += n + 1) {
-		n = strcspn(c, ":");
-		snprintf(file, sizeof(file), "%.*s/gnuplot", (int)n,
-			 n ? c : ".");
-		if (!access(file, X_OK))
-			return true;
-		if (!c[n])
-			return false;
-	}
+/* The flag the figures' files came from, for messages: --plot, or --out. */
+static const char *out_flag = "--plot";
+
+void fig_out_flag(const char *flag)
+{
+	out_flag = flag;
 }
 
 /*
@@ -2245,7 +1492,7 @@ static int figures_write(const struct fig_svg *svg, int nr, FILE *log)
 		return -ENOMEM;
 	}
 	for (i = 0; i < nr && !err; i++) {
-		err = outfile_open(&of[i], bench_plot_flag(), svg[i].path, 0,
+		err = outfile_open(&of[i], out_flag, svg[i].path, 0,
 				   why, sizeof(why));
 		/* A short write leaves the error flag: the commit refuses it. */
 		if (!err)
@@ -2274,7 +1521,7 @@ int fig_draw_all(const struct fig_rows *rows, const char *out,
 	char name[64], path[4200];
 	int nr = 0, na, a, i, j, err = 0, ret, drawn = 0;
 
-	if (!fig_have_gnuplot()) {
+	if (!gnuplot_installed()) {
 		fprintf(stderr, "ptebatch: plot: needs gnuplot, which is not"
 			" installed (Debian: apt-get install gnuplot-nox)\n");
 		return -ENOENT;

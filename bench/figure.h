@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * figure.h: the benchmark figures, drawn with gnuplot from the rows the
- * benchmarks write as JSON (one object per line), so a saved --json file
- * draws the same figures later (`ptebatch plot`) as --plot draws at the
- * end of a run.
+ * figure.h: the benchmark figures, drawn with gnuplot (gnuplot.h) from
+ * the rows the benchmarks write as JSON (one object per line), so a saved
+ * --json file draws the same figures later (`ptebatch plot`) as --plot
+ * draws at the end of a run.
  *
  * One figure per question, each an SVG of its own: "gup" (the speed-up of
  * batching per folio size beside the floor's bound and the seed's
@@ -67,7 +67,7 @@ void fig_rows_free(struct fig_rows *rows);
  * file written is named on @log.
  *
  * Every text of the rows, @machine and @out is drawn as it is and never
- * read by gnuplot as code (figure.c says how); what XML cannot carry is
+ * read by gnuplot as code (bench/gnuplot.c says how); what XML cannot carry is
  * drawn as U+FFFD (lib/xmltext.h).  Every figure is drawn before any
  * file is written, so a failure writes nothing.
  * 0, -ENODATA (no row of a known benchmark), -EINVAL (a row's value that
@@ -78,13 +78,10 @@ void fig_rows_free(struct fig_rows *rows);
 int fig_draw_all(const struct fig_rows *rows, const char *out,
 		 const char *machine, const char *only, FILE *log);
 
-/* Is gnuplot on $PATH (where fig_draw_all() runs it from)? */
-bool fig_have_gnuplot(void);
-
 /*
- * The machine a row is measured on, as "CPU, N cores, Linux RELEASE": what
- * every JSON row carries as "machine" and every title shows.
+ * The flag that named fig_draw_all()'s @out, for its messages: "--plot"
+ * unless told (plot's "--out"; bench_plot_check() tells it).
  */
-const char *fig_this_machine(void);
+void fig_out_flag(const char *flag);
 
 #endif /* BENCH_FIGURE_H */

@@ -451,7 +451,6 @@ static void kernel_rows(const struct gup_run *run, struct bench_row *row,
 static void gup_json(const struct gup_run *run, enum folio_mode m,
 		     const struct gup_mode_result *res)
 {
-	char extra[256];
 	int side, op;
 
 	for (side = 0; side < NR_SIDES; side++) {
@@ -471,19 +470,19 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 			row.folio_ref_atomic = c->ref_atomic;
 			row.pincount_atomic = c->pin_atomic;
 			row.pred = &c->pred;
-			snprintf(extra, sizeof(extra),
-				 ",\"size_bytes\":%lu,\"pages\":%lu,"
-				 "\"pages_per_call\":%lu,\"gup_batch\":%d,"
-				 "\"floor_us\":%.3f",
-				 run->size, run->nr_pages, run->pages_per_call,
-				 side == AFTER, res->floor.median_us);
-			row.extra_json = extra;
+			row.extra = json_pack("{s:I, s:I, s:I, s:i, s:o}",
+				"size_bytes", (json_int_t)run->size,
+				"pages", (json_int_t)run->nr_pages,
+				"pages_per_call", (json_int_t)run->pages_per_call,
+				"gup_batch", side == AFTER,
+				"floor_us", bench_json_real(res->floor.median_us, 3));
 			bench_json_row(run->o, &row);
 			row.op = release_names[op];
 			row.t = c->release;
 			row.folio_ref_atomic = row.pincount_atomic = -1;
 			row.pred = NULL;
 			bench_json_row(run->o, &row);
+			json_decref(row.extra);
 		}
 	}
 	{
@@ -496,28 +495,32 @@ static void gup_json(const struct gup_run *run, enum folio_mode m,
 		row.variant = "none";
 		row.backend = "model";
 		row.t = res->floor;
-		snprintf(extra, sizeof(extra), ",\"pages\":%lu", run->nr_pages);
-		row.extra_json = extra;
+		row.extra = json_pack("{s:I}", "pages",
+				      (json_int_t)run->nr_pages);
 		if (res->floor.reps)
 			bench_json_row(run->o, &row);
+		json_decref(row.extra);
 		row.variant = "kernel";
 		row.backend = "kernel";
 		if (res->have_kernel) {
-			snprintf(extra, sizeof(extra),
-				 ",\"size_bytes\":%lu,\"iovecs\":%lu",
-				 run->size, run->size / (run->size < GUP_IOVEC_SIZE ?
-					run->size : GUP_IOVEC_SIZE));
+			row.extra = json_pack("{s:I, s:I}",
+				"size_bytes", (json_int_t)run->size,
+				"iovecs", (json_int_t)(run->size /
+					(run->size < GUP_IOVEC_SIZE ? run->size
+								    : GUP_IOVEC_SIZE)));
 			kernel_rows(run, &row, "io_uring_register_buffers",
 				    &res->reg, "io_uring_unregister_buffers",
 				    &res->unreg);
+			json_decref(row.extra);
 		}
 		if (res->have_gup_test) {
-			snprintf(extra, sizeof(extra),
-				 ",\"size_bytes\":%lu,\"pages_per_call\":%lu",
-				 run->size, run->pages_per_call);
+			row.extra = json_pack("{s:I, s:I}",
+				"size_bytes", (json_int_t)run->size,
+				"pages_per_call", (json_int_t)run->pages_per_call);
 			kernel_rows(run, &row, "gup_test_pin_user_pages_fast",
 				    &res->gt_pin, "gup_test_unpin_user_pages",
 				    &res->gt_unpin);
+			json_decref(row.extra);
 		}
 	}
 }
@@ -770,5 +773,5 @@ int bench_gup(const struct bench_opts *o)
 		gup_pred_table(&run, res);
 		gup_targets(&run, res);
 	}
-	return err;
+	return err ? err : bench_json_error();
 }

@@ -293,7 +293,6 @@ static void mp_json(const struct bench_opts *o, const struct mp_plan *pl,
 		    enum folio_mode m, int col, const struct mp_result *res)
 {
 	struct bench_row row;
-	char extra[256];
 
 	if (!res->ran)
 		return;
@@ -307,18 +306,22 @@ static void mp_json(const struct bench_opts *o, const struct mp_plan *pl,
 	if (col < 2) {
 		row.pred = &res->pred;
 		row.tlb_flush = (long long)res->tlb_flush;
-		snprintf(extra, sizeof(extra),
-			 ",\"size\":%lu,\"iters\":%d,\"pte_read\":%" PRIu64
-			 ",\"pte_write\":%" PRIu64 ",\"rewrite_faults\":%lld",
-			 pl->size, pl->iters, res->pte_read, res->pte_write,
-			 res->rewrite_faults);
+		row.extra = json_pack("{s:I, s:i, s:I, s:I, s:I}",
+				      "size", (json_int_t)pl->size,
+				      "iters", pl->iters,
+				      "pte_read", (json_int_t)res->pte_read,
+				      "pte_write", (json_int_t)res->pte_write,
+				      "rewrite_faults",
+				      (json_int_t)res->rewrite_faults);
 	} else {
-		snprintf(extra, sizeof(extra),
-			 ",\"size\":%lu,\"iters\":%d,\"rewrite_faults\":%lld",
-			 pl->size, pl->iters, res->rewrite_faults);
+		row.extra = json_pack("{s:I, s:i, s:I}",
+				      "size", (json_int_t)pl->size,
+				      "iters", pl->iters,
+				      "rewrite_faults",
+				      (json_int_t)res->rewrite_faults);
 	}
-	row.extra_json = extra;
 	bench_json_row(o, &row);
+	json_decref(row.extra);
 }
 
 /* ns per PTE per mprotect call; "n/a" when the mode maps no PTEs. */
@@ -513,5 +516,5 @@ int bench_mprotect(const struct bench_opts *o)
 	}
 	fprintf(out, "  rewrite of every page after the loop: %s\n",
 		failed ? "see FAIL above" : "0 faults everywhere it ran");
-	return failed ? -EIO : 0;
+	return failed ? -EIO : bench_json_error();
 }

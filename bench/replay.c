@@ -333,9 +333,7 @@ static void replay_json(const struct bench_opts *o, const char *trace,
 			const char *variant, const char *backend,
 			const struct replay_cell *c)
 {
-	char name[600], extra[1400];
 	struct bench_row r;
-	int n;
 
 	if (!c->have)
 		return;
@@ -347,30 +345,31 @@ static void replay_json(const struct bench_opts *o, const char *trace,
 	r.backend = backend;
 	r.t = c->t;
 	r.faults = (long long)c->tot.faults;
-	bench_json_string(name, sizeof(name), trace);
-	n = snprintf(extra, sizeof(extra), ",\"trace\":\"%s\",\"statements\":%d"
-		     ",\"faults_vary\":%s", name, s->nr_stmts,
-		     c->faults_vary ? "true" : "false");
+	r.extra = json_pack("{s:o, s:i, s:b}", "trace", bench_json_text(trace),
+			    "statements", s->nr_stmts,
+			    "faults_vary", c->faults_vary);
 	if (!strcmp(backend, "model")) {
 		r.pred = &c->pred;
 		r.folio_ref_atomic = stat_of(c, PB_STAT_folio_ref_atomic);
 		r.pincount_atomic = stat_of(c, PB_STAT_pincount_atomic);
 		r.tlb_flush = stat_of(c, PB_STAT_tlb_flush);
-		snprintf(extra + n, sizeof(extra) - n,
-			 ",\"cow_copies\":%lld,\"wp_reuse_ptes\":%lld"
-			 ",\"wp_reuse_faults\":%lld,\"mapcount_atomic\":%lld"
-			 ",\"pte_read\":%lld,\"pte_write\":%lld"
-			 ",\"pages_copied\":%lld",
-			 stat_of(c, PB_STAT_fault_wp_copy),
-			 stat_of(c, PB_STAT_wp_reuse_ptes),
-			 stat_of(c, PB_STAT_fault_wp_reuse),
-			 stat_of(c, PB_STAT_mapcount_atomic),
-			 stat_of(c, PB_STAT_pte_read),
-			 stat_of(c, PB_STAT_pte_write),
-			 stat_of(c, PB_STAT_folio_copy));
+		if (r.extra && json_object_update_new(r.extra, json_pack(
+				"{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+				"cow_copies", stat_of(c, PB_STAT_fault_wp_copy),
+				"wp_reuse_ptes", stat_of(c, PB_STAT_wp_reuse_ptes),
+				"wp_reuse_faults",
+				stat_of(c, PB_STAT_fault_wp_reuse),
+				"mapcount_atomic",
+				stat_of(c, PB_STAT_mapcount_atomic),
+				"pte_read", stat_of(c, PB_STAT_pte_read),
+				"pte_write", stat_of(c, PB_STAT_pte_write),
+				"pages_copied", stat_of(c, PB_STAT_folio_copy)))) {
+			json_decref(r.extra);
+			r.extra = NULL;
+		}
 	}
-	r.extra_json = extra;
 	bench_json_row(o, &r);
+	json_decref(r.extra);
 }
 
 static void print_method(const struct bench_opts *o, const char *trace,
@@ -568,5 +567,5 @@ int bench_replay(const struct bench_opts *o)
 		fflush(o->out);
 	}
 	fclose(devnull);
-	return err;
+	return err ? err : bench_json_error();
 }

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "backend/host.h"
 #include "calibrate/calib.h"
 #include "lib/readfile.h"
 #include "lib/outfile.h"
@@ -467,33 +468,12 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 	return ret;
 }
 
-bool calib_this_cpu(char *buf, size_t len)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen("/proc/cpuinfo", "re");
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) || !colon)
-			continue;
-		colon += 1 + (colon[1] == ' ');
-		colon[strcspn(colon, "\n")] = '\0';
-		snprintf(buf, len, "%s", colon);
-		found = true;
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
 bool calib_warn_other_cpu(FILE *f, const char *who, const char *path,
 			  const struct calibration *c)
 {
 	char cpu[sizeof(c->machine.cpu)];
 
-	if (!calib_this_cpu(cpu, sizeof(cpu)) || !strcmp(cpu, c->machine.cpu))
+	if (!host_cpu_model(cpu, sizeof(cpu)) || !strcmp(cpu, c->machine.cpu))
 		return false;
 	fprintf(f, "%s: warning: %s was measured on another CPU (%s; this"
 		" machine: %s): its costs are an assumption here; `ptebatch"

@@ -115,12 +115,6 @@ int calib_predict(const struct calibration *c,
 		  enum pb_stat *missing);
 
 /*
- * This machine's CPU model, the "model name" of /proc/cpuinfo, into @buf;
- * false when there is none (arm64's /proc/cpuinfo names no model).
- */
-bool calib_this_cpu(char *buf, size_t len);
-
-/*
  * One line on @f, "WHO: warning: PATH was measured on another CPU (...)",
  * when @c was measured on another CPU model than this
  * machine's (a cost in us is the CPU's); whether it said so.  Nothing

@@ -28,7 +28,7 @@ void calib_this_machine(struct calib_machine *m)
 		snprintf(m->arch, sizeof(m->arch), "%s", u.machine);
 		snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
 	}
-	if (!calib_this_cpu(m->cpu, sizeof(m->cpu)))
+	if (!host_cpu_model(m->cpu, sizeof(m->cpu)))
 		snprintf(m->cpu, sizeof(m->cpu), "unknown");
 	m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (m->cores < 1)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/host.h"
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "scenario/record.h"
@@ -116,7 +117,7 @@ int cli_parse(const struct cli_option *table, void *opts,
 
 int memory_flag(const char *arg, unsigned long min, unsigned long *out)
 {
-	unsigned long bytes, block = pb_pmd_size(), host = bench_host_memory();
+	unsigned long bytes, block = pb_pmd_size(), host = host_memory();
 	char a[24];
 
 	if (scenario_parse_number(arg, &bytes))

@@ -330,8 +330,7 @@ static int rows_name_kernel(struct vm_result *r, const char *kernel,
 		o = json_loadb(line, (size_t)(next - line), 0, &jerr);
 		if (!o || !json_is_object(o) ||
 		    json_object_set_new(o, "kernel", json_string(kernel)) ||
-		    json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER |
-				     JSON_REAL_PRECISION(15)) ||
+		    json_dumpf(o, f, BENCH_JSON_FLAGS) ||
 		    fputc('\n', f) == EOF) {
 			snprintf(why, whylen, "the guest's rows, line %d: %s",
 				 lineno, o ? "cannot add \"kernel\"" :

@@ -5,7 +5,7 @@
  * options and usage text; main.c dispatches and prints the help, arch.c
  * re-runs a command in another architecture's build, args.c holds what
  * the parsers share.  The work is done by scenario/, backend/, bench/,
- * explore/, record/ and calibrate/.
+ * diff/, explore/, record/ and calibrate/.
  *
  * Exit statuses: 0 success, 1 the run failed (the model ran out of
  * memory, a benchmark failed), 2 bad usage or a scenario that does not

@@ -57,7 +57,7 @@ int pb_init(const struct pb_config *cfg)
 	machine.read_faults_allocate = cfg && cfg->read_faults_allocate;
 	node_stat_reset();
 	if (cfg && cfg->checkpoints)
-		arena_enable();
+		checkpoints_enable();
 	rcu_register_thread();
 	rcu_reader_registered(true);
 	return 0;
@@ -67,7 +67,7 @@ void pb_fini(void)
 {
 	rcu_reader_registered(false);
 	rcu_unregister_thread();
-	arena_disable();
+	checkpoints_disable();
 	memmap_exit();
 }
 

@@ -10,13 +10,11 @@
  *  - the objects that live as long as a process, an mm, a VMA, an
  *    anon_vma or a GUP result does (pb_proc, mm_struct and its VMA array,
  *    vm_area_struct, anon_vma, pb_pages and its page array, the
- *    registry's lists).  mm/ allocates them with kzalloc/krealloc/kfree;
- *    on a machine brought up with pb_config.checkpoints those come from
- *    one arena, reserved once per host process and never unmapped, so a
+ *    registry's lists).  On a machine brought up with
+ *    pb_config.checkpoints slab.c allocates them from one arena, so a
  *    checkpoint is a copy of the arena's used bytes (the allocator's own
  *    free lists are inside it) and every pointer between the objects
- *    stays valid on restore.  Otherwise they are calloc/realloc/free, as
- *    before, and the sanitizers see every object;
+ *    stays valid on restore;
  *  - the globals: struct machine, the buddy allocator's lists and
  *    counts, the registry, the TLBs of the CPUs that cached anything, the
  *    node statistics;
@@ -37,26 +35,10 @@
  * runner's CPU 0): no other thread may be registered.
  */
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "mm/internal.h"
 #include "mm/tlb.h"
 
-/* ---- the arena ----------------------------------------------------------- */
-
-/* Reserved, not committed: the host pays for what is used. */
-#define ARENA_BYTES	(1UL << 32)
-#define ARENA_HDR	16UL		/* a block's size class, keeps alignment */
-#define ARENA_MIN_SHIFT	5
-#define ARENA_CLASSES	33
-
-/* At the arena's start, so that a copy of the used bytes includes it. */
-struct arena_hdr {
-	size_t used;
-	void *free[ARENA_CLASSES];	/* a free block's first word: the next */
-};
-
-static char *arena_base;		/* reserved once, never unmapped */
 struct pb_checkpoint;
 
 /*
@@ -66,107 +48,19 @@ struct pb_checkpoint;
 static const struct pb_checkpoint *machine_is;
 static unsigned long machine_is_gen, last_gen;
 
-static struct arena_hdr *arena;		/* NULL: plain calloc/free */
-
-static bool in_arena(const void *p)
+/* A machine brought up with pb_config.checkpoints: its objects in the arena. */
+void checkpoints_enable(void)
 {
-	return arena_base && (const char *)p >= arena_base &&
-	       (const char *)p < arena_base + ARENA_BYTES;
-}
-
-void arena_enable(void)
-{
-	if (!arena_base) {
-		void *p = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			       -1, 0);
-
-		if (p == MAP_FAILED)
-			return;		/* checkpoints will say -ENOMEM */
-		arena_base = p;
-	}
-	arena = (struct arena_hdr *)arena_base;
-	machine_is = NULL;
-	memset(arena, 0, sizeof(*arena));
-	arena->used = (sizeof(*arena) + ARENA_HDR - 1) & ~(ARENA_HDR - 1);
-}
-
-void arena_disable(void)
-{
-	arena = NULL;
+	arena_enable();
 	machine_is = NULL;
 }
 
-static unsigned int size_class(size_t size)
+/* A machine brought down is no checkpoint's. */
+void checkpoints_disable(void)
 {
-	unsigned int c = ARENA_MIN_SHIFT;
-
-	while ((1UL << c) < size + ARENA_HDR)
-		c++;
-	return c;
+	arena_disable();
+	machine_is = NULL;
 }
-
-void *kzalloc(size_t size)
-{
-	unsigned int c;
-	char *block;
-
-	if (!arena)
-		return calloc(1, size ? size : 1);
-	if (size > ARENA_BYTES / 4)
-		return NULL;
-	c = size_class(size);
-	block = arena->free[c];
-	if (block) {
-		arena->free[c] = *(void **)block;
-	} else {
-		if (arena->used + (1UL << c) > ARENA_BYTES)
-			return NULL;
-		block = arena_base + arena->used;
-		arena->used += 1UL << c;
-	}
-	*(size_t *)block = c;
-	memset(block + ARENA_HDR, 0, (1UL << c) - ARENA_HDR);
-	return block + ARENA_HDR;
-}
-
-void kfree(void *p)
-{
-	char *block;
-
-	if (!p)
-		return;
-	block = (char *)p - ARENA_HDR;
-	if (!in_arena(p)) {
-		free(p);
-		return;
-	}
-	/* A machine brought down frees nothing into the next one's arena. */
-	if (!arena)
-		return;
-	*(void **)block = arena->free[*(size_t *)block];
-	arena->free[*(size_t *)block] = block;
-}
-
-void *krealloc(void *p, size_t size)
-{
-	size_t have;
-	void *n;
-
-	if (!p || !in_arena(p))
-		return arena && !p ? kzalloc(size) : realloc(p, size);
-	have = (1UL << *(size_t *)((char *)p - ARENA_HDR)) - ARENA_HDR;
-	if (size <= have)
-		return p;
-	n = kzalloc(size);
-	if (!n)
-		return NULL;
-	memcpy(n, p, have);
-	kfree(p);
-	return n;
-}
-
-/* ---- checkpoints --------------------------------------------------------- */
 
 struct pb_checkpoint {
 	struct machine machine;
@@ -360,9 +254,11 @@ static int save_frames(struct pb_checkpoint *ck, unsigned long pfn,
 
 int pb_checkpoint_save(struct pb_checkpoint *ck)
 {
-	size_t n, cap;
+	const void *arena;
+	size_t n, cap, arena_used;
 	int cpu, ret;
 
+	arena = arena_contents(&arena_used);
 	if (!arena || !machine.mem_map)
 		return -EINVAL;
 	ck->machine = machine;
@@ -382,10 +278,10 @@ int pb_checkpoint_save(struct pb_checkpoint *ck)
 		ck->tlbs[cpu] = cpu_tlbs[cpu];
 	}
 
-	if (!reserve_room((void **)&ck->arena, &ck->arena_cap, arena->used, 1))
+	if (!reserve_room((void **)&ck->arena, &ck->arena_cap, arena_used, 1))
 		return -ENOMEM;
-	memcpy(ck->arena, arena, arena->used);
-	ck->arena_used = arena->used;
+	memcpy(ck->arena, arena, arena_used);
+	ck->arena_used = arena_used;
 
 	n = map_entries(&ck->alloc);
 	cap = ck->map_cap;
@@ -567,7 +463,7 @@ void pb_checkpoint_restore(struct pb_checkpoint *ck)
 		else if (cpu_tlbs[cpu].used)
 			memset(&cpu_tlbs[cpu], 0, sizeof(cpu_tlbs[cpu]));
 	}
-	memcpy(arena, ck->arena, ck->arena_used);
+	arena_restore(ck->arena, ck->arena_used);
 	machine_is = ck;
 	machine_is_gen = ck->gen;
 	alloc_log_reset();

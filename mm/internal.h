@@ -757,16 +757,24 @@ void registry_save(struct registry_state *st);
 void registry_restore(const struct registry_state *st);
 
 /*
- * checkpoint.c: the model's own allocator for what lives as long as a
- * process, an mm, a VMA or a GUP result does.  Plain calloc/realloc/free
- * unless the machine was brought up with pb_config.checkpoints, when they
- * come from one arena that pb_checkpoint_save() copies whole.
+ * slab.c: the model's own allocator for what lives as long as a process,
+ * an mm, a VMA or a GUP result does.  Plain calloc/realloc/free unless the
+ * machine was brought up with pb_config.checkpoints, when they come from
+ * one arena that pb_checkpoint_save() copies whole.
  */
 void *kzalloc(size_t size);
 void *krealloc(void *p, size_t size);
 void kfree(void *p);
 void arena_enable(void);
 void arena_disable(void);
+/* The arena's used bytes, its free lists among them; NULL without one. */
+const void *arena_contents(size_t *used);
+/* The arena back to what arena_contents() gave. */
+void arena_restore(const void *contents, size_t used);
+
+/* checkpoint.c: a machine brought up, or down, for checkpoints. */
+void checkpoints_enable(void);
+void checkpoints_disable(void);
 
 /* page_alloc.c: the allocator's globals, for a checkpoint. */
 struct page_alloc_state {

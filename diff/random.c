@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * diff_random.c - ptebatch diff --random N: random scenarios
+ * random.c - ptebatch diff --random N: random scenarios
  * (scenario/generate.c) on the model and on this machine's kernel, each
  * compared as `diff` compares a file; a mismatch is run again (a second
  * mismatch rules out a one-off), shrunk by delta debugging to a minimal
@@ -26,14 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/diff.h"
+#include "diff/diff.h"
 #include "lib/outfile.h"
 #include "scenario/generate.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
-#define DEFAULT_OUT_DIR "random-diff"
 /* Kernel runs one shrink may take: each is tens of milliseconds. */
 #define SHRINK_MAX_TESTS 1500
 
@@ -280,7 +278,7 @@ static int shrink_and_write(struct rdiff *rd, unsigned long i,
 			    const char *text, enum diff_verdict first,
 			    const char *first_why, char *path, size_t pathlen)
 {
-	const char *dir = rd->o->out_dir ? rd->o->out_dir : DEFAULT_OUT_DIR;
+	const char *dir = rd->o->out_dir ? rd->o->out_dir : DIFF_RANDOM_OUT_DIR;
 	struct text m = { 0 }, k = { 0 };
 	struct outfile of = { 0 };
 	struct stmts s = { 0 };
@@ -374,7 +372,7 @@ static int dump(struct rdiff *rd)
 					       o->length, &len);
 
 		if (!text)
-			return out_of_memory();
+			return -ENOMEM;
 		snprintf(path, sizeof(path), "%s/random-%" PRIu64 "-%lu.scn",
 			 o->dump_dir, rd->seed, i);
 		if (outfile_open(&of, "--dump", path, 0, why, sizeof(why))) {
@@ -491,20 +489,8 @@ int diff_random(const struct diff_random_options *o,
 	double t0;
 	ssize_t n;
 
-	/* The generator writes 4K sizes (scenario/generate.c). */
-	if (SCN_DEFAULT_PAGE_SIZE != 4096)
-		return usage_error("--random: the generator writes scenarios"
-				   " for 4K pages, this build has %luK pages",
-				   SCN_DEFAULT_PAGE_SIZE >> 10);
 	rd.seed = o->have_seed ? o->seed :
 		  ((uint64_t)time(NULL) * 1000003U) ^ (uint64_t)getpid();
-	/* Where a finding would go, before a scenario runs: a long run
-	 * never ends unable to keep what it found. */
-	if (outfile_check_dir(o->dump_dir ? "--dump" : "--out", o->dump_dir ?
-			      o->dump_dir : o->out_dir ? o->out_dir :
-			      DEFAULT_OUT_DIR, why, sizeof(why)))
-		return usage_error("%s%s", why, o->dump_dir || o->out_dir ?
-				   "" : " (the default --out)");
 	if (o->dump_dir)
 		return dump(&rd);
 	ret = diff_kernel_side(rd.self, sizeof(rd.self));
@@ -532,7 +518,7 @@ int diff_random(const struct diff_random_options *o,
 		int slot = one_scenario(&rd, i, why, sizeof(why), &rp);
 
 		if (slot == -2) {
-			ret = out_of_memory();
+			ret = -ENOMEM;
 			goto out;
 		}
 		done++;

@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * diff.h - what `ptebatch diff` (diff.c) shares with its random mode
- * (diff_random.c): one scenario text on both backends, compared.
+ * diff.h - the engine of `ptebatch diff` (cli/diff.c is the command): one
+ * scenario text on the model and on a kernel, compared (diff.c), every
+ * file of `diff FILE...` so, and `diff --random N` (random.c).
  */
-#ifndef PTEBATCH_CLI_DIFF_H
-#define PTEBATCH_CLI_DIFF_H
+#ifndef PTEBATCH_DIFF_DIFF_H
+#define PTEBATCH_DIFF_DIFF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ptebatch.h"
-
-/* --random N at most: ten million scenarios. */
-#define DIFF_RANDOM_MAX 10000000UL
 
 /*
  * DIFF_VARIES: the records differ, and so do the kernel's own records of
@@ -29,6 +28,13 @@ enum diff_verdict { DIFF_MATCH, DIFF_MISMATCH, DIFF_SKIP, DIFF_ERROR,
 
 /* Kernel runs of a mismatching scenario, to tell VARIES from MISMATCH. */
 #define DIFF_VARY_RUNS 5
+
+/*
+ * The kernel side's exit status for bad usage (`ptebatch run`'s, as
+ * cli/cli.h's EXIT_USAGE): what a ptebatch without the kernel backend
+ * says to --backend kernel.
+ */
+#define DIFF_KERNEL_EXIT_USAGE 2
 
 extern const char *const diff_words[];
 
@@ -126,6 +132,27 @@ void diff_host_setup(struct diff_config *c);
  * one) into @self: 0, or the status to exit with. */
 int diff_kernel_side(char *self, size_t size);
 
+/* diff FILE...: the files diff_main() read, each of which parses. */
+struct diff_files_options {
+	const struct diff_file *files;
+	int nr_files;
+	bool counters;		/* --counters */
+	bool functions;		/* --functions */
+	struct vm_guest *vm;	/* --backend vm: the guest, booted */
+};
+
+/*
+ * Each file on the model and on the kernel (diff_one()): a line each,
+ * MATCH FILE, MISMATCH/VARIES/SKIP/ERROR FILE: why, then the counts and
+ * the tally tables on stdout.  The status to exit with: 0, 1 (a
+ * mismatch or an error) or DIFF_EXIT_VARIES.
+ */
+int diff_files(const struct diff_files_options *o,
+	       const struct pb_variant *variant, const char *variant_name);
+
+/* Where --random's findings go when no --out is given. */
+#define DIFF_RANDOM_OUT_DIR "random-diff"
+
 /* diff --random N ...: the options diff_main() read, and the rest. */
 struct diff_random_options {
 	unsigned long count;	/* N */
@@ -139,6 +166,14 @@ struct diff_random_options {
 	struct vm_guest *vm;	/* --backend vm: the guest, booted */
 };
 
+/*
+ * The N scenarios of the seed, each compared as a file is; a mismatch run
+ * again, shrunk and written to OUT (or each written to --dump's DIR,
+ * nothing run).  The caller checked that OUT or DIR can be made and this
+ * build's pages are 4K (the generator's).  The status to exit with, as
+ * diff_files()'s (SCN_RUN_SKIPPED: the kernel side cannot run here), or
+ * -ENOMEM.
+ */
 int diff_random(const struct diff_random_options *o,
 		const struct pb_variant *variant, const char *variant_name);
 

@@ -151,58 +151,58 @@ static json_t *calib_to_json(const struct calibration *c)
 }
 
 int calib_write(FILE *f, const char *name, const struct calibration *c,
-		char *err, size_t errlen)
+		char *why, size_t whylen)
 {
 	json_t *root = calib_to_json(c);
 	int ret = 0;
 
 	if (!root) {
 		/* jansson refuses NaN and infinities, as JSON does */
-		snprintf(err, errlen, "%s: cannot encode the calibration "
+		snprintf(why, whylen, "%s: cannot encode the calibration "
 			 "(out of memory, or a value not finite)", name);
 		return -EINVAL;
 	}
 	if (json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17))) {
 		ret = -EIO;
-		snprintf(err, errlen, "%s: write error", name);
+		snprintf(why, whylen, "%s: write error", name);
 	}
 	json_decref(root);
 	return ret;
 }
 
 int calib_write_file(const char *path, const struct calibration *c,
-		     char *err, size_t errlen)
+		     char *why, size_t whylen)
 {
 	struct outfile of;
-	int ret = outfile_open(&of, "calibration", path, 0, err, errlen);
+	int ret = outfile_open(&of, "calibration", path, 0, why, whylen);
 
 	if (ret)
 		return ret;
-	ret = calib_write(of.f, path, c, err, errlen);
+	ret = calib_write(of.f, path, c, why, whylen);
 	if (ret) {
 		outfile_discard(&of);
 		return ret;
 	}
-	return outfile_commit(&of, err, errlen);
+	return outfile_commit(&of, why, whylen);
 }
 
 /* ---- reading ------------------------------------------------------------ */
 
 struct calib_reader {
 	const char *file;
-	char *err;
-	size_t errlen;
+	char *why;
+	size_t whylen;
 };
 
 static int __attribute__((format(printf, 2, 3)))
 rd_fail(struct calib_reader *rd, const char *fmt, ...)
 {
-	int n = snprintf(rd->err, rd->errlen, "%s: ", rd->file);
+	int n = snprintf(rd->why, rd->whylen, "%s: ", rd->file);
 	va_list ap;
 
-	if (n >= 0 && (size_t)n < rd->errlen) {
+	if (n >= 0 && (size_t)n < rd->whylen) {
 		va_start(ap, fmt);
-		vsnprintf(rd->err + n, rd->errlen - n, fmt, ap);
+		vsnprintf(rd->why + n, rd->whylen - n, fmt, ap);
 		va_end(ap);
 	}
 	return -EINVAL;
@@ -413,7 +413,7 @@ static int rd_calibration(struct calib_reader *rd, json_t *root,
 		return rd_fail(rd, "'residuals' is not an array");
 	c->residual = malloc((json_array_size(res) + 1) * sizeof(*c->residual));
 	if (!c->residual) {
-		snprintf(rd->err, rd->errlen, "%s: out of memory", rd->file);
+		snprintf(rd->why, rd->whylen, "%s: out of memory", rd->file);
 		return -ENOMEM;
 	}
 	json_array_foreach(res, i, v) {
@@ -435,10 +435,10 @@ static int rd_calibration(struct calib_reader *rd, json_t *root,
 	return err;
 }
 
-int calib_read_file(const char *path, struct calibration *c, char *err,
-		    size_t errlen)
+int calib_read_file(const char *path, struct calibration *c, char *why,
+		    size_t whylen)
 {
-	struct calib_reader rd = { .file = path, .err = err, .errlen = errlen };
+	struct calib_reader rd = { .file = path, .why = why, .whylen = whylen };
 	json_error_t jerr;
 	json_t *root;
 	char *text;
@@ -447,17 +447,17 @@ int calib_read_file(const char *path, struct calibration *c, char *err,
 
 	memset(c, 0, sizeof(*c));
 	ret = readfile_all(path, CALIB_MAX_FILE_BYTES, "a calibration file",
-			   &text, &len, err, errlen);
+			   &text, &len, why, whylen);
 	if (ret)
 		return ret;
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(text);
 	if (!root) {
 		if (json_error_code(&jerr) == json_error_out_of_memory) {
-			snprintf(err, errlen, "%s: out of memory", path);
+			snprintf(why, whylen, "%s: out of memory", path);
 			return -ENOMEM;
 		}
-		snprintf(err, errlen, "%s:%d:%d: not JSON: %s", path,
+		snprintf(why, whylen, "%s:%d:%d: not JSON: %s", path,
 			 jerr.line, jerr.column, jerr.text);
 		return -EINVAL;
 	}

@@ -79,29 +79,29 @@ void calib_free(struct calibration *c);
 
 /*
  * Write @c to @f, JSON; @name (the file's) for messages.  0, or -errno
- * with "NAME: what went wrong" in @err.
+ * with "NAME: what went wrong" in @why.
  */
 int calib_write(FILE *f, const char *name, const struct calibration *c,
-		char *err, size_t errlen);
+		char *why, size_t whylen);
 
 /*
  * Write @c to @path by lib/outfile.h's rule (a file replaced only once
  * the calibration is whole).  0, or -errno with "PATH: what went wrong"
- * in @err.
+ * in @why.
  */
 int calib_write_file(const char *path, const struct calibration *c,
-		     char *err, size_t errlen);
+		     char *why, size_t whylen);
 
 /*
  * Read and validate the calibration file @path into @c.  0, or -errno
  * (-EINVAL for a file that is not a valid calibration) with "PATH: what
- * is wrong" in @err: not JSON (with line and column), a missing or
+ * is wrong" in @why: not JSON (with line and column), a missing or
  * unknown field, a value of the wrong type or out of range (a cost
  * negative, not finite or above CALIB_MAX_COST_US), an unknown or
  * repeated counter; -EFBIG for a file larger than CALIB_MAX_FILE_BYTES.
  */
-int calib_read_file(const char *path, struct calibration *c, char *err,
-		    size_t errlen);
+int calib_read_file(const char *path, struct calibration *c, char *why,
+		    size_t whylen);
 
 /*
  * The time @c predicts for a statement whose counter deltas are @count,

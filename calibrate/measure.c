@@ -119,8 +119,8 @@ static int add_samples(const char *path, const struct scenario *s,
 	return 0;
 }
 
-int calib_measure(const char *path, int reps, struct calib_samples *ss,
-		  struct calib_measure_stats *st, FILE *err)
+static int measure(const char *path, int reps, struct calib_samples *ss,
+		   struct calib_measure_stats *st, FILE *err)
 {
 	struct calib_measure_stats dummy = { 0 };
 	struct stmt_sample *kern = NULL, *model = NULL;
@@ -202,8 +202,8 @@ static void recount_one(struct calib_samples *ss, const char *name,
 	ss->nr = kept;
 }
 
-int calib_recount(struct calib_samples *ss, const char *suite,
-		  unsigned long *dropped, FILE *err)
+static int recount(struct calib_samples *ss, const char *suite,
+		   unsigned long *dropped, FILE *err)
 {
 	char done[64][64], path[4096];
 	size_t i, nr_done = 0, k;
@@ -259,5 +259,62 @@ int calib_recount(struct calib_samples *ss, const char *suite,
 		free(model);
 		scenario_free(s);
 	}
+	return ret;
+}
+
+/*
+ * The scenario layer reports on a stream, a line for each thing wrong
+ * (FILE:LINE: ...); calibrate/ reports in the caller's buffer, as lib/,
+ * backend/ and bench/ do.  Open the stream that collects the lines.
+ */
+static FILE *why_stream_open(char **text, size_t *len)
+{
+	*text = NULL;
+	*len = 0;
+	return open_memstream(text, len);
+}
+
+/* What the stream collected, into @why without its last newline. */
+static void why_stream_close(FILE *f, char *text, char *why, size_t whylen)
+{
+	size_t n;
+
+	fclose(f);
+	if (whylen) {
+		snprintf(why, whylen, "%s", text ? text : "");
+		n = strlen(why);
+		if (n && why[n - 1] == '\n')
+			why[n - 1] = '\0';
+	}
+	free(text);
+}
+
+int calib_measure(const char *path, int reps, struct calib_samples *ss,
+		  struct calib_measure_stats *st, char *why, size_t whylen)
+{
+	size_t len;
+	char *text;
+	FILE *err = why_stream_open(&text, &len);
+	int ret;
+
+	if (!err)
+		return -ENOMEM;
+	ret = measure(path, reps, ss, st, err);
+	why_stream_close(err, text, why, whylen);
+	return ret;
+}
+
+int calib_recount(struct calib_samples *ss, const char *suite,
+		  unsigned long *dropped, char *why, size_t whylen)
+{
+	size_t len;
+	char *text;
+	FILE *err = why_stream_open(&text, &len);
+	int ret;
+
+	if (!err)
+		return -ENOMEM;
+	ret = recount(ss, suite, dropped, err);
+	why_stream_close(err, text, why, whylen);
 	return ret;
 }

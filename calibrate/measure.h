@@ -31,11 +31,12 @@ struct calib_measure_stats {
  * alike (no error, the same faults, the same result in every kernel
  * run) and the kernel timed.  @st (may be NULL) counts what was left
  * out and why.  0; -EOPNOTSUPP when the kernel backend cannot run it
- * here (not root, a folio size the kernel lacks: the reason in @err);
- * -EINVAL when it does not parse or a run failed (on @err); -ENOMEM.
+ * here (not root, a folio size the kernel lacks: the reason in @why);
+ * -EINVAL when it does not parse or a run failed (said in @why, a line
+ * for each thing wrong); -ENOMEM.
  */
 int calib_measure(const char *path, int reps, struct calib_samples *ss,
-		  struct calib_measure_stats *st, FILE *err);
+		  struct calib_measure_stats *st, char *why, size_t whylen);
 
 /*
  * Count @ss's samples again on the model as it is now, keeping the
@@ -48,9 +49,9 @@ int calib_measure(const char *path, int reps, struct calib_samples *ss,
  * number of times than it did when the kernel was timed (the samples
  * kept only statements whose faults were the kernel's), is dropped and
  * counted in *@dropped.  0; -EINVAL when a scenario is missing, does not
- * parse or the run failed (said on @err); -ENOMEM.
+ * parse or the run failed (said in @why); -ENOMEM.
  */
 int calib_recount(struct calib_samples *ss, const char *suite,
-		  unsigned long *dropped, FILE *err);
+		  unsigned long *dropped, char *why, size_t whylen);
 
 #endif /* CALIBRATE_MEASURE_H */

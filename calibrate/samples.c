@@ -131,8 +131,8 @@ int calib_samples_write(FILE *f, const struct calib_samples *ss)
 struct samples_reader {
 	const char *path;
 	unsigned long line;
-	char *err;
-	size_t errlen;
+	char *why;
+	size_t whylen;
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -141,11 +141,11 @@ sr_fail(struct samples_reader *rd, const char *fmt, ...)
 	size_t n;
 	va_list ap;
 
-	n = (size_t)snprintf(rd->err, rd->errlen, "%s:%lu: ", rd->path,
+	n = (size_t)snprintf(rd->why, rd->whylen, "%s:%lu: ", rd->path,
 			     rd->line);
-	if (n < rd->errlen) {
+	if (n < rd->whylen) {
 		va_start(ap, fmt);
-		vsnprintf(rd->err + n, rd->errlen - n, fmt, ap);
+		vsnprintf(rd->why + n, rd->whylen - n, fmt, ap);
 		va_end(ap);
 	}
 	return -EINVAL;
@@ -291,9 +291,9 @@ static int read_sample(struct samples_reader *rd, char *line, const int *col,
 }
 
 int calib_samples_read(const char *path, struct calib_samples *ss,
-		       char *err, size_t errlen)
+		       char *why, size_t whylen)
 {
-	struct samples_reader rd = { path, 0, err, errlen };
+	struct samples_reader rd = { path, 0, why, whylen };
 	struct readfile_lines lines;
 	char *line;
 	size_t n;
@@ -301,11 +301,11 @@ int calib_samples_read(const char *path, struct calib_samples *ss,
 
 	memset(ss, 0, sizeof(*ss));
 	ret = readfile_lines_open(&lines, path, CALIB_SAMPLES_MAX_BYTES, 0,
-				  "a samples file", err, errlen);
+				  "a samples file", why, whylen);
 	if (ret)
 		return ret;
-	while (!ret && (ret = readfile_lines_next(&lines, &line, &n, err,
-						  errlen)) > 0) {
+	while (!ret && (ret = readfile_lines_next(&lines, &line, &n, why,
+						  whylen)) > 0) {
 		struct calib_sample s;
 
 		ret = 0;
@@ -334,7 +334,7 @@ int calib_samples_read(const char *path, struct calib_samples *ss,
 	if (!ret && !ss->nr)
 		ret = sr_fail(&rd, "no samples");
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "%s: out of memory", path);
+		snprintf(why, whylen, "%s: out of memory", path);
 	readfile_lines_close(&lines);
 	free(col);
 	if (ret)
@@ -365,7 +365,7 @@ bool calib_selected(const struct calib_sample *s,
 }
 
 int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,
-	      struct calibration *c, char *err, size_t errlen)
+	      struct calibration *c, char *why, size_t whylen)
 {
 	enum pb_stat cols[PB_NR_STATS];
 	struct nnls_fit fit;
@@ -376,11 +376,11 @@ int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,
 	for (i = 0; i < ss->nr; i++)
 		m += calib_selected(&ss->v[i], sel);
 	if (!m) {
-		snprintf(err, errlen, "no sample to fit");
+		snprintf(why, whylen, "no sample to fit");
 		return -EINVAL;
 	}
 	if (m < PB_NR_STATS) {
-		snprintf(err, errlen, "%zu samples to fit, fewer than the %d"
+		snprintf(why, whylen, "%zu samples to fit, fewer than the %d"
 			 " counters: one cost per counter needs at least as"
 			 " many timed statements", m, PB_NR_STATS);
 		return -EINVAL;
@@ -409,12 +409,12 @@ int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,
 		nnls_fit_free(&fit);
 	}
 	if (ret)
-		snprintf(err, errlen, "the fit failed: %s", strerror(-ret));
+		snprintf(why, whylen, "the fit failed: %s", strerror(-ret));
 	/* What calib_read_file() would refuse is not written either. */
 	for (j = 0; !ret && j < PB_NR_STATS; j++) {
 		if (c->cost[j].us <= CALIB_MAX_COST_US)
 			continue;
-		snprintf(err, errlen, "the fit gives '%s' a cost of %g us, above"
+		snprintf(why, whylen, "the fit gives '%s' a cost of %g us, above"
 			 " the %g us a calibration may hold", pb_stat_name(j),
 			 c->cost[j].us, CALIB_MAX_COST_US);
 		calib_free(c);

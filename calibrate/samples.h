@@ -83,10 +83,10 @@ int calib_samples_write(FILE *f, const struct calib_samples *ss);
 /*
  * Read the samples file @path into @ss (zeroed).  0, or -errno
  * (-EINVAL for a malformed file, -EFBIG for one larger than
- * CALIB_SAMPLES_MAX_BYTES) with "PATH:LINE: what is wrong" in @err.
+ * CALIB_SAMPLES_MAX_BYTES) with "PATH:LINE: what is wrong" in @why.
  */
 int calib_samples_read(const char *path, struct calib_samples *ss,
-		       char *err, size_t errlen);
+		       char *why, size_t whylen);
 
 /*
  * Which samples a fit or a prediction takes: those whose family is in
@@ -106,11 +106,11 @@ bool calib_selected(const struct calib_sample *s,
  * no selected sample moves is "unidentifiable" at cost 0.  0 (free
  * @c with calib_free()), -EINVAL (fewer samples selected than there are
  * counters, or a cost above CALIB_MAX_COST_US that no calibration may
- * hold; @err says so),
+ * hold; @why says so),
  * -ENOMEM or -EDOM (the solver failed).
  */
 int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,
-	      struct calibration *c, char *err, size_t errlen);
+	      struct calibration *c, char *why, size_t whylen);
 
 /*
  * The median of |predicted - measured| / measured over the samples of

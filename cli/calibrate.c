@@ -315,7 +315,7 @@ static int measure_suite(const struct calibrate_options *o,
 			 struct calib_samples *ss)
 {
 	struct calib_measure_stats st = { 0 };
-	char pattern[4096];
+	char pattern[4096], why[4096];
 	glob_t g;
 	size_t i, ran = 0;
 	int try, ret, reps = o->reps ? o->reps :
@@ -342,7 +342,10 @@ static int measure_suite(const struct calibrate_options *o,
 		 * off but cannot stop it): said on stderr; try again.
 		 */
 		for (try = 0; try < CALIB_TRIES; try++) {
-			ret = calib_measure(g.gl_pathv[i], reps, ss, &st, stderr);
+			ret = calib_measure(g.gl_pathv[i], reps, ss, &st, why,
+					    sizeof(why));
+			if (why[0])
+				fprintf(stderr, "%s\n", why);
 			if (ret != -EOPNOTSUPP)
 				break;
 		}
@@ -596,22 +599,15 @@ static int recount(const struct calibrate_options *o,
 {
 	unsigned long dropped;
 	size_t before = ss->nr;
+	char why[4096];
 	int ret;
 
-	char *why = NULL;
-	size_t why_len = 0;
-	FILE *err = open_memstream(&why, &why_len);
-
-	if (!err)
-		return out_of_memory();
-	ret = calib_recount(ss, o->suite, &dropped, err);
-	fclose(err);
+	ret = calib_recount(ss, o->suite, &dropped, why, sizeof(why));
 	if (ret && ret != -ENOMEM)
 		fprintf(stderr, "ptebatch: calibrate: --recount: the samples"
 			" of %s need the scenarios they were taken from in"
-			" %s (--suite DIR):\n%s", o->from_samples, o->suite,
-			why ? why : "");
-	free(why);
+			" %s (--suite DIR):\n%s\n", o->from_samples, o->suite,
+			why);
 	if (ret)
 		return ret == -ENOMEM ? out_of_memory() : EXIT_USAGE;
 	fprintf(stderr, "calibrate: recounted %zu samples on the model,"

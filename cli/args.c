@@ -144,6 +144,13 @@ int memory_flag(const char *arg, unsigned long min, unsigned long *out)
 	return 0;
 }
 
+unsigned long model_min_memory(void)
+{
+	unsigned long four_pmds = 4 * pb_pmd_size();
+
+	return four_pmds > (16UL << 20) ? four_pmds : 16UL << 20;
+}
+
 int variant_flags_init(struct variant_flags *vf, int argc, const char *preset)
 {
 	vf->preset = preset;

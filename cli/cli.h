@@ -89,6 +89,8 @@ struct variant_flags {
  * model's ENOMEM).  0 or a usage error.
  */
 int memory_flag(const char *arg, unsigned long min, unsigned long *bytes);
+/* The least --memory of run and predict: a few THPs and their tables. */
+unsigned long model_min_memory(void);
 
 /*
  * --reps ARG: digits only (strtoul() would take " 5", "+5" and "-5"

@@ -75,7 +75,8 @@ static int add_set(void *o, const char *v)
 
 static int set_memory(void *o, const char *v)
 {
-	return memory_flag(v, 16UL << 20, &((struct predict_options *)o)->memory);
+	return memory_flag(v, model_min_memory(),
+			   &((struct predict_options *)o)->memory);
 }
 
 static int set_stats(void *o, const char *v)

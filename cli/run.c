@@ -21,9 +21,6 @@
 #include "scenario/svg.h"
 #include "vm/vm.h"
 
-/* The smallest machine worth simulating: a few THPs and their tables. */
-#define MIN_MEMORY (4 * pb_pmd_size() > (16UL << 20) ? 4 * pb_pmd_size() \
-							  : (16UL << 20))
 /* --time: the median of this many runs, unless --reps says otherwise. */
 #define RUN_DEFAULT_REPS 5
 
@@ -266,7 +263,8 @@ static int set_reps(void *o, const char *v)
 
 static int set_memory(void *o, const char *arg)
 {
-	return memory_flag(arg, MIN_MEMORY, &((struct run_options *)o)->memory);
+	return memory_flag(arg, model_min_memory(),
+			   &((struct run_options *)o)->memory);
 }
 
 static int set_name(void *o, const char *value)

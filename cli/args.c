@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * args.c - what every command's argument parsing shares: the option
- * parser, the usage-error message, the "unknown WORD (known: ...)"
- * refusal, and the --variant/--set flags.
+ * parser and the usage printer, both reading a command's option table;
+ * the usage-error message, the "unknown WORD (known: ...)" refusal, and
+ * the --variant/--set flags.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 
 #include "backend/host.h"
 #include "bench/bench.h"
+#include "calibrate/calib.h"
 #include "cli/cli.h"
+#include "scenario/readfile.h"
 #include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
@@ -96,11 +99,12 @@ int cli_parse(const struct cli_option *table, void *opts,
 			continue;
 		}
 		o = find_option(table, arg, eq ? (size_t)(eq - arg) : strlen(arg));
-		if (!o)
+		/* A row without a setter is another reader's (cli.h). */
+		if (!o || !o->set)
 			return usage_error("unknown option '%s'", arg);
-		if (!o->has_value && eq)
+		if (!o->arg && eq)
 			return usage_error("%s takes no value", o->name);
-		if (o->has_value) {
+		if (o->arg) {
 			if (eq)
 				value = eq + 1;
 			else if (i + 1 < argc)
@@ -143,6 +147,13 @@ int memory_flag(const char *arg, unsigned long min, unsigned long *out)
 				   (double)host / (1UL << 30));
 	*out = bytes;
 	return 0;
+}
+
+unsigned long model_min_memory(void)
+{
+	unsigned long four_pmds = 4 * pb_pmd_size();
+
+	return four_pmds > (16UL << 20) ? four_pmds : 16UL << 20;
 }
 
 int variant_flags_init(struct variant_flags *vf, int argc, const char *preset)
@@ -246,4 +257,268 @@ int reps_flag(const char *arg, int *reps)
 				   " got '%s'", BENCH_MAX_REPS, arg);
 	*reps = (int)n;
 	return 0;
+}
+
+/* ---- the usage, printed from the option tables ------------------------- */
+
+#define USAGE_WIDTH 79		/* no line of the help is wider */
+#define ABOUT_COLUMN 10		/* where what a command does starts */
+#define OPTION_COLUMN 18	/* where what an option does starts, indented */
+
+bool cli_usage_rows;
+
+/* --help and -h, which main.c takes before any table is read. */
+static const struct cli_option help_option = {
+	.name = "--help",
+	.help = "print this usage and exit (-h too); `ptebatch help` prints"
+		" every command's",
+};
+
+const char *cli_fact(const char *key, char *buf, size_t size)
+{
+	unsigned long bytes;
+
+	if (!strcmp(key, "page"))
+		bytes = pb_page_size();
+	else if (!strcmp(key, "pmd"))
+		bytes = pb_pmd_size();
+	else if (!strcmp(key, "min_memory"))
+		bytes = model_min_memory();
+	else if (!strcmp(key, "default_memory"))
+		bytes = PB_DEFAULT_MEMORY;
+	else if (!strcmp(key, "max_memory"))
+		bytes = PB_MAX_MEMORY;
+	else if (!strcmp(key, "bench_max_size"))
+		bytes = BENCH_MAX_SIZE;
+	else if (!strcmp(key, "scenario_max_bytes"))
+		bytes = SCN_MAX_FILE_BYTES;
+	else if (!strcmp(key, "memmap_share")) {
+		/* What the host pays for the model's memory: 1/30 with 4K. */
+		snprintf(buf, size, "1/%lu", PB_DEFAULT_MEMORY /
+			 pb_host_bytes(PB_DEFAULT_MEMORY));
+		return buf;
+	} else if (!strcmp(key, "arch")) {
+		snprintf(buf, size, "%s", pb_arch_name());
+		return buf;
+	} else if (!strcmp(key, "calibration")) {
+		snprintf(buf, size, "%s", calib_default_output());
+		return buf;
+	} else {
+		return NULL;
+	}
+	return record_size_text(buf, size, bytes);
+}
+
+/*
+ * @text with each "{KEY}" filled in, the command's facts first, into
+ * @buf.  A key nobody knows stays as it is, for the tests to see.
+ */
+static const char *fill_in(const struct cli_help *h, const char *text,
+			   char *buf, size_t size)
+{
+	size_t len = 0;
+
+	while (*text && len + 1 < size) {
+		const char *end = *text == '{' ? strchr(text, '}') : NULL;
+		char key[32], value[4096];
+		const char *v = NULL;
+
+		if (end && (size_t)(end - text - 1) < sizeof(key)) {
+			memcpy(key, text + 1, (size_t)(end - text - 1));
+			key[end - text - 1] = '\0';
+			if (h->fact)
+				v = h->fact(key, value, sizeof(value));
+			if (!v)
+				v = cli_fact(key, value, sizeof(value));
+		}
+		if (!v) {
+			buf[len++] = *text++;
+			continue;
+		}
+		len += (size_t)snprintf(buf + len, size - len, "%s", v);
+		if (len >= size)
+			len = size - 1;
+		text = end + 1;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/*
+ * @text, its "{KEY}"s filled in, from column @col (where the caller's
+ * label ended), filled to USAGE_WIDTH; every further line, and each
+ * after a '\n' of @text, starts at column @indent.  Ends the line.
+ */
+static void put_text(FILE *f, const struct cli_help *h, const char *text,
+		     int col, int indent)
+{
+	char buf[8192];
+	const char *p = fill_in(h, text ? text : "", buf, sizeof(buf));
+	bool line_start = true;
+
+	while (*p) {
+		int spaces = (int)strspn(p, " "), len;
+
+		if (p[spaces] == '\n') {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+			line_start = true;
+			p += spaces + 1;
+			continue;
+		}
+		len = (int)strcspn(p + spaces, " \n");
+		if (!len) {
+			p += spaces;
+			continue;
+		}
+		if (!line_start && col + spaces + len > USAGE_WIDTH) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+			line_start = true;
+		}
+		if (!line_start) {
+			fprintf(f, "%*s", spaces, "");
+			col += spaces;
+		}
+		fprintf(f, "%.*s", len, p + spaces);
+		col += len;
+		line_start = false;
+		p += spaces + len;
+	}
+	fputc('\n', f);
+}
+
+/*
+ * @label at column @indent, then spaces to @column, or @gap of them if
+ * that is not enough: the column its text starts at.
+ */
+static int put_label(FILE *f, const char *label, int len, int indent,
+		     int column, int gap)
+{
+	int col = indent + len;
+
+	fprintf(f, "%*s%.*s", indent, "", len, label);
+	if (col + gap > column) {
+		fprintf(f, "%*s", gap, "");
+		return col + gap;
+	}
+	fprintf(f, "%*s", column - col, "");
+	return column;
+}
+
+static void put_option(FILE *f, const struct cli_help *h,
+		       const struct cli_option *o, int indent)
+{
+	char head[128];
+	int len = snprintf(head, sizeof(head), "%s%s%s", o->name,
+			   o->arg ? " " : "", o->arg ? o->arg : "");
+
+	put_text(f, h, o->help,
+		 put_label(f, head, len, indent, indent + OPTION_COLUMN, 2),
+		 indent + OPTION_COLUMN);
+}
+
+/* One word of a synopsis, at *@col: on the next line if it would not fit. */
+static void put_word(FILE *f, const char *word, int *col, int indent)
+{
+	int len = (int)strlen(word);
+
+	if (*col >= indent && *col + 1 + len > USAGE_WIDTH) {
+		fprintf(f, "\n%*s%s", indent, "", word);
+		*col = indent + len;
+		return;
+	}
+	fprintf(f, " %s", word);
+	*col += 1 + len;
+}
+
+static bool on_line(const struct cli_option *o, unsigned int line)
+{
+	return !o->forms || (o->forms & line);
+}
+
+/*
+ * Synopsis line @i of @h (@fm, NULL for a command without forms): its
+ * needed options first, then the others in brackets, in table order.
+ */
+static void put_synopsis(FILE *f, const struct cli_help *h,
+			 const struct cli_form *fm, int i)
+{
+	const struct cli_option *table = fm && fm->options ? fm->options :
+					 h->options, *o;
+	unsigned int line = fm && fm->options ? 0 : CLI_FORM(i);
+	int col = fprintf(f, "%s ptebatch %s", i ? "      " : "usage:",
+			  h->name), indent = col + 1, pass;
+	char word[160];
+
+	if (fm && fm->before)
+		put_word(f, fm->before, &col, indent);
+	for (pass = 0; pass < 2 && table; pass++) {
+		for (o = table; o->name; o++) {
+			bool needed = line && (o->required & line);
+
+			if ((line && !on_line(o, line)) || needed != !pass)
+				continue;
+			snprintf(word, sizeof(word), "%s%s%s%s%s%s",
+				 needed ? "" : "[", o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "", needed ? "" : "]",
+				 o->repeat ? "..." : "");
+			put_word(f, word, &col, indent);
+		}
+	}
+	if (fm && fm->after)
+		put_word(f, fm->after, &col, indent);
+	fputc('\n', f);
+}
+
+/* What `ptebatch help --list-options` prints of @h: a line a row. */
+static void list_rows(FILE *f, const struct cli_help *h)
+{
+	const struct cli_option *o;
+	int i;
+
+	for (i = -1; i < h->nr_forms; i++)
+		for (o = i < 0 ? h->options : h->forms[i].options; o && o->name;
+		     o++)
+			fprintf(f, "%s %s%s%s\n", h->name, o->name,
+				o->arg ? " " : "", o->arg ? o->arg : "");
+	fprintf(f, "%s %s\n", h->name, help_option.name);
+}
+
+void cli_usage(FILE *f, const struct cli_help *h)
+{
+	const struct cli_option *o;
+	char buf[8192];
+	int i;
+
+	if (cli_usage_rows) {
+		list_rows(f, h);
+		return;
+	}
+	if (!h->nr_forms)
+		put_synopsis(f, h, NULL, 0);
+	for (i = 0; i < h->nr_forms; i++)
+		put_synopsis(f, h, &h->forms[i], i);
+	fputc('\n', f);
+	put_text(f, h, h->about, put_label(f, h->name, (int)strlen(h->name), 0,
+					    ABOUT_COLUMN, 1), ABOUT_COLUMN);
+	/* A subcommand: what it does, then its options under it. */
+	for (i = 0; i < h->nr_forms; i++) {
+		const struct cli_form *fm = &h->forms[i];
+
+		if (!fm->about)
+			continue;
+		put_text(f, h, fm->about,
+			 put_label(f, fm->before, (int)strcspn(fm->before, " "),
+				   2, ABOUT_COLUMN, 2), ABOUT_COLUMN);
+		for (o = fm->options; o && o->name; o++)
+			put_option(f, h, o, 4);
+	}
+	for (o = h->options; o && o->name; o++)
+		put_option(f, h, o, 2);
+	put_option(f, h, &help_option, 2);
+	if (h->lists)
+		h->lists(f);
+	if (h->epilogue)
+		fputs(fill_in(h, h->epilogue, buf, sizeof(buf)), f);
 }

@@ -40,62 +40,6 @@ struct bench_flags {
 	const char *vm_spec;	/* --backend vm[:NAME]: the NAME, or "" */
 };
 
-static void bench_usage(FILE *f)
-{
-	fputs("usage: ptebatch bench NAME [--backend model|kernel|both|vm[:NAME]]"
-	      " [--arch ARCH] [--size SIZE]\n"
-	      "                      [--reps N] [--quick] [--json FILE]"
-	      " [--plot FILE.svg]\n"
-	      "                      [--calibration FILE]\n"
-	      "       ptebatch bench replay FILE.scn[.gz]... [--backend ...]"
-	      " [--arch ARCH]\n"
-	      "                      [--reps N] [--quick] [--json FILE]"
-	      " [--plot FILE.svg]\n"
-	      "                      [--calibration FILE]\n"
-	      "\n"
-	      "bench     measure the seed tables: NAME is gup, cow, mprotect"
-	      " or all;\n"
-	      "          replay runs each scenario (a recorded trace) under"
-	      " the folio sizes 4K,\n"
-	      "          16K, 64K, 1M, 2M (its own mthp lines replaced) and"
-	      " the presets baseline,\n"
-	      "          upstream, seeds and seeds+wp_reuse_max=512, and on"
-	      " the kernel\n"
-	      "  --backend NAME    model, kernel (this machine, as root) or"
-	      " both (the default),\n"
-	      "                    or vm[:NAME]: the kernel's columns in a"
-	      " QEMU guest of a\n"
-	      "                    kernel of our own (ptebatch vm list)\n"
-	      "  --arch ARCH       the model's architecture (see 'run'); the"
-	      " kernel columns\n"
-	      "                    run only where it is this machine's (x86_64)\n"
-	      "  --size SIZE       region size, a multiple of 2M, e.g. 64M or"
-	      " 1G (default: the\n", f);
-	fprintf(f, "                    seeds' sizes; at most %luG and a quarter"
-		" of this machine's\n"
-		"                    memory; not for replay)\n", BENCH_MAX_SIZE >> 30);
-	fprintf(f, "  --reps N          timed repetitions, 1 to %d (default 15"
-		" for gup, 5 for cow,\n"
-		"                    mprotect and replay), after one warm-up\n",
-		BENCH_MAX_REPS);
-	fputs("  --quick           small sizes, few reps: a smoke test (replay:"
-	      " 1 rep)\n"
-	      "  --json FILE       every row as one JSON object per line\n"
-	      "  --plot FILE.svg   draw the tables with gnuplot\n", f);
-	fprintf(f, "  --calibration FILE  the costs (ptebatch calibrate) of the"
-		" \"predicted kernel\"\n"
-		"                    column of every model row; default this"
-		" machine's\n"
-		"                    (%s) when it exists,\n"
-		"                    else the one shipped for this architecture;"
-		" without one\n"
-		"                    the column is left out\n",
-		calib_default_output());
-	fputs("exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
-	      " nothing runs),\n"
-	      "             4 skipped: --backend kernel without root\n", f);
-}
-
 static int set_backend(void *f, const char *v)
 {
 	struct bench_opts *o = &((struct bench_flags *)f)->o;
@@ -184,16 +128,65 @@ static int set_name(void *f, const char *word)
 	return 0;
 }
 
+/* The synopsis lines: a seed table, or replay's scenarios. */
+enum { BENCH_SEEDS = CLI_FORM(0), BENCH_REPLAY = CLI_FORM(1) };
+
 static const struct cli_option bench_options[] = {
-	{ "--backend", true, set_backend },
-	{ "--size", true, set_size },
-	{ "--reps", true, set_reps },
-	{ "--quick", false, set_quick },
-	{ "--json", true, set_json },
-	{ "--plot", true, set_plot },
-	{ "--calibration", true, set_calibration },
-	{ NULL, false, NULL },
+	{ .name = "--backend", .arg = "NAME", .set = set_backend,
+	  .help = "model, kernel (this machine, as root) or both (the"
+		  " default), or vm[:NAME]: the kernel's columns in a QEMU"
+		  " guest of a kernel of our own (ptebatch vm list)" },
+	{ .name = "--arch", .arg = "ARCH",
+	  .help = "the model's architecture (see 'run'), or a list A,B,...:"
+		  " each in turn, under an \"== ARCH\" line; the kernel columns"
+		  " run only where it is this machine's (x86_64)" },
+	{ .name = "--size", .arg = "SIZE", .set = set_size,
+	  .forms = BENCH_SEEDS,
+	  .help = "region size, a multiple of {pmd}, e.g. 1G (default: the"
+		  " seeds' sizes; at most {bench_max_size} and a quarter of"
+		  " this machine's memory; not for replay)" },
+	{ .name = "--reps", .arg = "N", .set = set_reps,
+	  .help = "timed repetitions, 1 to " CLI_STR(BENCH_MAX_REPS)
+		  " (default 15 for gup, 5 for cow, mprotect and replay),"
+		  " after one warm-up" },
+	{ .name = "--quick", .set = set_quick,
+	  .help = "small sizes, few reps: a smoke test (replay: 1 rep)" },
+	{ .name = "--json", .arg = "FILE", .set = set_json,
+	  .help = "every row as one JSON object per line" },
+	{ .name = "--plot", .arg = "FILE.svg", .set = set_plot,
+	  .help = "draw the tables with gnuplot" },
+	{ .name = "--calibration", .arg = "FILE", .set = set_calibration,
+	  .help = "the costs (ptebatch calibrate) of the \"predicted kernel\""
+		  " column of every model row; default this machine's"
+		  " ({calibration}) when it exists, else the one shipped for"
+		  " this architecture; without one the column is left out" },
+	{ .name = NULL },
 };
+
+static const struct cli_form bench_forms[] = {
+	{ .before = "NAME" },
+	{ .before = "replay FILE.scn[.gz]..." },
+};
+
+static const struct cli_help bench_help = {
+	.name = "bench",
+	.options = bench_options,
+	CLI_FORMS(bench_forms),
+	.about = "measure the seed tables: NAME is gup, cow, mprotect or all;"
+		 " replay runs each scenario (a recorded trace) under each"
+		 " folio size - the base page ({page}), those of 16K, 64K and"
+		 " 1M that are mTHP sizes here, the PMD size ({pmd}) - (its own"
+		 " mthp lines replaced) and the presets baseline, upstream,"
+		 " seeds and seeds+wp_reuse_max=512, and on the kernel",
+	.epilogue = "exit status: 0 ok, 1 a benchmark failed, 2 bad usage (then"
+		    " nothing runs),\n"
+		    "             4 skipped: the kernel backend without root\n",
+};
+
+static void bench_usage(FILE *f)
+{
+	cli_usage(f, &bench_help);
+}
 
 /*
  * What can only be checked on this machine, before anything runs: the

@@ -39,60 +39,6 @@ struct calibrate_options {
 	int nr_copies;
 };
 
-static void calibrate_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ptebatch calibrate [-o FILE] [--samples FILE]"
-		" [--suite DIR] [--reps N] [--quick]\n"
-		"                          [--validate]\n"
-		"       ptebatch calibrate --from-samples FILE [--recount"
-		" [--suite DIR]\n"
-		"                          [--samples FILE]] [-o FILE]"
-		" [--validate]\n"
-		"\n"
-		"calibrate fit the model's cost counters to this machine's"
-		" kernel times\n"
-		"  -o FILE           the calibration (JSON); default %s\n"
-		"  --samples FILE    the timed statements fitted on; default"
-		" FILE with\n"
-		"                    .samples in place of .json\n"
-		"  --suite DIR       the calibration scenarios (DIR/*.scn);"
-		" default the\n"
-		"                    source tree's calibrate/\n"
-		"  --reps N          the median of N kernel runs of each"
-		" scenario (default %d)\n"
-		"  --quick           the smallest scenario of each folio size,"
-		" one run each\n"
-		"                    (a smoke test, not a calibration to use)\n"
-		"  --from-samples FILE  fit saved samples: no kernel, no root\n"
-		"  --recount         with --from-samples: count each sample's"
-		" statement again\n"
-		"                    on the model as it is now (the suite's"
-		" scenario), keep\n"
-		"                    the kernel's time: a model change refitted"
-		" without root;\n"
-		"                    --samples FILE writes the recounted"
-		" samples\n"
-		"  --without F,...   fit without the samples of these families"
-		" (fork, munmap,\n"
-		"                    cow, mprotect, register, fault, mmap, ...)\n"
-		"  --sizes S,...     fit on the samples of these folio sizes"
-		" only (4k, 64k,\n"
-		"                    1m, 2m-pte, 2m-pmd: the suite files'"
-		" names)\n"
-		"  --validate        also fit without each family (fork,"
-		" munmap, cow,\n"
-		"                    mprotect, register) and on 4K and 2M-pte"
-		" only, and\n"
-		"                    print the median error of what each fit"
-		" did not see\n"
-		"Measuring needs root (the kernel backend); it runs each"
-		" scenario on the\n"
-		"kernel with per-statement timing and on the model (upstream)"
-		" with counters.\n",
-		calib_default_output(), CALIB_DEFAULT_REPS);
-}
-
 static int set_out(void *o, const char *v)
 {
 	((struct calibrate_options *)o)->out = v;
@@ -195,19 +141,65 @@ static int no_operand(void *o, const char *word)
 			   " DIR)", word);
 }
 
+/* The synopsis lines: measure on this machine, or refit saved samples. */
+enum { CALIB_MEASURE = CLI_FORM(0), CALIB_REFIT = CLI_FORM(1) };
+
 static const struct cli_option calibrate_options[] = {
-	{ "-o", true, set_out },
-	{ "--samples", true, set_samples },
-	{ "--from-samples", true, set_from },
-	{ "--recount", false, set_recount },
-	{ "--suite", true, set_suite },
-	{ "--reps", true, set_reps },
-	{ "--quick", false, set_quick },
-	{ "--validate", false, set_validate },
-	{ "--without", true, set_without },
-	{ "--sizes", true, set_sizes },
-	{ NULL, false, NULL },
+	{ .name = "-o", .arg = "FILE", .set = set_out,
+	  .help = "the calibration (JSON); default {calibration}" },
+	{ .name = "--samples", .arg = "FILE", .set = set_samples,
+	  .help = "the timed statements fitted on; default FILE with .samples"
+		  " in place of .json" },
+	{ .name = "--suite", .arg = "DIR", .set = set_suite,
+	  .help = "the calibration scenarios (DIR/*.scn); default the source"
+		  " tree's calibrate/" },
+	{ .name = "--reps", .arg = "N", .set = set_reps, .forms = CALIB_MEASURE,
+	  .help = "the median of N kernel runs of each scenario (default "
+		  CLI_STR(CALIB_DEFAULT_REPS) ")" },
+	{ .name = "--quick", .set = set_quick, .forms = CALIB_MEASURE,
+	  .help = "the smallest scenario of each folio size, one run each (a"
+		  " smoke test, not a calibration to use)" },
+	{ .name = "--from-samples", .arg = "FILE", .set = set_from,
+	  .forms = CALIB_REFIT, .required = CALIB_REFIT,
+	  .help = "fit saved samples: no kernel, no root" },
+	{ .name = "--recount", .set = set_recount, .forms = CALIB_REFIT,
+	  .help = "with --from-samples: count each sample's statement again"
+		  " on the model as it is now (the suite's scenario), keep the"
+		  " kernel's time: a model change refitted without root;"
+		  " --samples FILE writes the recounted samples" },
+	{ .name = "--without", .arg = "F,...", .set = set_without,
+	  .help = "fit without the samples of these families (fork, munmap,"
+		  " cow, mprotect, register, fault, mmap, ...)" },
+	{ .name = "--sizes", .arg = "S,...", .set = set_sizes,
+	  .help = "fit on the samples of these folio sizes only (4k, 64k, 1m,"
+		  " 2m-pte, 2m-pmd: the suite files' names)" },
+	{ .name = "--validate", .set = set_validate,
+	  .help = "also fit without each family (fork, munmap, cow, mprotect,"
+		  " register) and on 4K and 2M-pte only, and print the median"
+		  " error of what each fit did not see" },
+	{ .name = NULL },
 };
+
+static const struct cli_form calibrate_forms[] = {
+	{ .after = NULL },
+	{ .after = NULL },
+};
+
+static const struct cli_help calibrate_help = {
+	.name = "calibrate",
+	.options = calibrate_options,
+	CLI_FORMS(calibrate_forms),
+	.about = "fit the model's cost counters to this machine's kernel times",
+	.epilogue = "Measuring needs root (the kernel backend); it runs each"
+		    " scenario on the\n"
+		    "kernel with per-statement timing and on the model"
+		    " (upstream) with counters.\n",
+};
+
+static void calibrate_usage(FILE *f)
+{
+	cli_usage(f, &calibrate_help);
+}
 
 /* ---- measuring ---------------------------------------------------------- */
 

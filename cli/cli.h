@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cli/ - the ptebatch command: one file per command (run.c, diff.c,
- * bench.c, explore.c, record.c, calibrate.c, predict.c), each owning its
- * options and usage text; main.c dispatches and prints the help, arch.c
- * re-runs a command in another architecture's build, args.c holds what
- * the parsers share.  The work is done by scenario/, backend/, bench/,
- * diff/, explore/, record/ and calibrate/.
+ * bench.c, explore.c, record.c, calibrate.c, predict.c, plot.c, vm.c),
+ * each owning its option table, whose rows carry their help; main.c
+ * dispatches and prints the help, arch.c re-runs a command in another
+ * architecture's build, args.c holds what the parsers share and prints
+ * every usage from its table.  The work is done by scenario/, backend/,
+ * bench/, diff/, explore/, record/ and calibrate/.
  *
  * Exit statuses: 0 success, 1 the run failed (the model ran out of
  * memory, a benchmark failed), 2 bad usage or a scenario that does not
@@ -28,8 +29,12 @@ struct cli_command {
 	const char *name;
 	/* Run it; @argv holds what follows the command's name. */
 	int (*main)(int argc, char **argv);
+	/* Its help: cli_usage() of its struct cli_help. */
 	void (*usage)(FILE *f);
-	/* --arch ARCH runs it in that architecture's build (arch.c). */
+	/*
+	 * --arch ARCH runs it in that architecture's build (arch.c); its
+	 * table has a row for the help, which has no setter.
+	 */
 	bool takes_arch;
 };
 
@@ -57,18 +62,98 @@ int unknown_in_list(const char *flag, const char *what, const char *word,
  * against it: "--name", "--name VALUE" or "--name=VALUE" for an option,
  * any other word (and every word after "--") to @operand.  An unknown
  * option, a value given to a flag or a missing value is a usage error
- * naming it; so is what a setter or @operand refuses.
+ * naming it; so is what a setter or @operand refuses.  cli_usage()
+ * prints the same rows as the command's help, so an option is written
+ * once: its name, its value's placeholder and what it does.
  */
 struct cli_option {
-	const char *name;
-	bool has_value;
-	/* Take the option (@value is NULL for a flag): 0 or a usage error. */
+	const char *name;	/* "--memory", "-o" */
+	/* Its value's placeholder in the help ("SIZE"); NULL: a flag. */
+	const char *arg;
+	/*
+	 * Take the option (@value is NULL for a flag): 0 or a usage error.
+	 * NULL for a row that another reader takes (--arch: arch_redirect(),
+	 * before the table is read; vm build's: scripts/kernel-build):
+	 * cli_parse() refuses it as unknown.
+	 */
 	int (*set)(void *opts, const char *value);
+	/*
+	 * What it does, wrapped to the terminal's 79 columns; "\n" starts a
+	 * new line.  A value that depends on the build or the machine is
+	 * "{KEY}", filled in when printed (cli_fact()): never written out.
+	 */
+	const char *help;
+	/* The synopsis lines it is on (bit N: struct cli_form N); 0: all. */
+	unsigned int forms;
+	/* The lines on which it is needed (no brackets around it). */
+	unsigned int required;
+	bool repeat;		/* may be given again: "..." in the synopsis */
 };
+
+#define CLI_FORM(n) (1U << (n))
+/* A constant's digits in a help text: CLI_STR(BENCH_MAX_REPS) is "1000". */
+#define CLI_STR(x) CLI_STR_(x)
+#define CLI_STR_(x) #x
 
 int cli_parse(const struct cli_option *table, void *opts,
 	      int (*operand)(void *opts, const char *word), int argc,
 	      char **argv);
+
+/*
+ * One line of a command's synopsis: "ptebatch NAME BEFORE [OPTION]...
+ * AFTER".  A command with subcommands (vm) gives each its line, its own
+ * table and what it does.
+ */
+struct cli_form {
+	const char *before;	/* the words before the options ("replay") */
+	const char *after;	/* the operands after them ("FILE.scn") */
+	/* A subcommand's own table, or NULL: the command's rows of the line. */
+	const struct cli_option *options;
+	const char *about;	/* a subcommand's: what it does */
+};
+
+/* A command's help, printed by cli_usage(). */
+struct cli_help {
+	const char *name;
+	const struct cli_option *options;	/* NULL: in its forms */
+	/* Its synopsis lines (CLI_FORMS()); none: one line of every row. */
+	const struct cli_form *forms;
+	int nr_forms;
+	const char *about;		/* what it does, "{KEY}"s filled in */
+	/* After the options: lists the build decides (run's presets). */
+	void (*lists)(FILE *f);
+	/* Then as it is, "{KEY}"s filled in: operands, exit statuses. */
+	const char *epilogue;
+	/*
+	 * The text of a "{KEY}" the command defines, into @buf; NULL for
+	 * one it does not (cli_fact() has those every command shares).
+	 */
+	const char *(*fact)(const char *key, char *buf, size_t size);
+};
+
+#define CLI_FORMS(f) \
+	.forms = (f), .nr_forms = (int)(sizeof(f) / sizeof((f)[0]))
+
+/*
+ * Print @h: the synopsis, what the command does, a paragraph per option
+ * (and --help, which main.c takes), then its lists and epilogue.
+ */
+void cli_usage(FILE *f, const struct cli_help *h);
+/*
+ * `ptebatch help --list-options` sets it: cli_usage() then prints every
+ * row it would print, one "COMMAND NAME [ARG]" a line (for
+ * tests/cli-errors.sh, which finds each in the command's --help).
+ */
+extern bool cli_usage_rows;
+/*
+ * A "{KEY}" every command's help may use, into @buf: page, pmd (this
+ * build's sizes), min_memory (run's and predict's least --memory),
+ * default_memory, max_memory, memmap_share ("1/30": what a frame's
+ * memmap costs the host), arch (this build's), calibration (the default
+ * calibration's path), bench_max_size, scenario_max_bytes.  NULL for
+ * another.
+ */
+const char *cli_fact(const char *key, char *buf, size_t size);
 
 /*
  * A variant on the command line: --variant PRESET, then --set KEY=VALUE
@@ -89,6 +174,8 @@ struct variant_flags {
  * model's ENOMEM).  0 or a usage error.
  */
 int memory_flag(const char *arg, unsigned long min, unsigned long *bytes);
+/* The least --memory of run and predict: a few THPs and their tables. */
+unsigned long model_min_memory(void);
 
 /*
  * --reps ARG: digits only (strtoul() would take " 5", "+5" and "-5"

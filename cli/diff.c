@@ -38,84 +38,6 @@ struct diff_options {
 	bool functions;			/* --functions */
 };
 
-static void diff_usage(FILE *f)
-{
-	fputs("usage: ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
-	      " [--arch ARCH]\n"
-	      "                     [--backend kernel|vm[:NAME]] [--counters]"
-	      " FILE.scn...\n"
-	      "       ptebatch diff [--variant NAME] [--set KEY=VALUE]..."
-	      " --random N [--seed S]\n"
-	      "                     [--length K] [--index I] [--out OUT]"
-	      " [--dump DIR] [--no-shrink]\n"
-	      "\n"
-	      "diff      run each scenario on the model and on this machine's"
-	      " kernel\n"
-	      "          (root: the run writes THP sysfs and puts it back),"
-	      " compare the\n"
-	      "          records (everything but header, stat lines and cost),"
-	      " and print\n"
-	      "          MATCH FILE, MISMATCH FILE: first difference,"
-	      " SKIP FILE: reason\n"
-	      "          or ERROR FILE: reason, then the counts\n"
-	      "  --variant NAME    the model's preset (" PB_DEFAULT_VARIANT
-	      " by default)\n"
-	      "  --set KEY=VALUE   change one switch of the preset"
-	      " (repeatable)\n"
-	      "  --arch ARCH       the model built for another architecture"
-	      " (see 'run'); the\n"
-	      "                    records are compared all the same\n"
-	      "  --backend vm[:NAME]  the kernel side in a guest of a kernel"
-	      " of our own\n"
-	      "                    (ptebatch vm list; the newest x86_64 one"
-	      " by default),\n"
-	      "                    booted once for the whole run; exit 4 if"
-	      " none is built\n"
-	      "  --functions       with --backend vm: the guest kernel's"
-	      " function calls per\n"
-	      "                    statement (run --count default) against"
-	      " the model's\n"
-	      "                    counters (do_wp_page ~ fault_wp_reuse +"
-	      " fault_wp_copy, ...);\n"
-	      "                    each statement where they differ as a"
-	      " \"#   FUNCTION: ...\"\n"
-	      "                    line after the file's MATCH; a table of"
-	      " how many agree,\n"
-	      "                    at the end\n"
-	      "  --counters        also the kernel's own accounting, statement"
-	      " by statement\n"
-	      "                    (run --kstats): pins, THP faults and"
-	      " splits per size;\n"
-	      "                    one line \"MISMATCH FILE: statement N"
-	      " (TEXT): COUNTER\n"
-	      "                    model M kernel K\" each; the kernel's are"
-	      " system-wide, so\n"
-	      "                    up to 5 kernel runs, the least taken;"
-	      " pgfault only as a\n"
-	      "                    lower bound (docs/MODEL.md); at the end,"
-	      " a table of how\n"
-	      "                    many statements agree on each counter\n"
-	      "  --random N        N random scenarios instead of files"
-	      " (scenario/generate.c);\n"
-	      "                    a mismatch is run again, shrunk (ddmin)"
-	      " and written to\n"
-	      "                    OUT/random-SEED-I.scn with both records;"
-	      " exit 4 if the\n"
-	      "                    kernel backend cannot run here\n"
-	      "  --seed S          the run's seed (default: from the clock,"
-	      " printed)\n"
-	      "  --length K        statements drawn per scenario (1..1000,"
-	      " default 30)\n"
-	      "  --index I         the first scenario's index (with --random 1:"
-	      " scenario I)\n"
-	      "  --out OUT         where mismatches go (default random-diff)\n"
-	      "  --dump DIR        write the scenarios to DIR, run nothing\n"
-	      "  --no-shrink       write a mismatching scenario whole\n"
-	      "exit status: 0 every scenario matched or was skipped, 1 a"
-	      " mismatch or error,\n"
-	      "             2 bad usage or a scenario that does not parse"
-	      " (then nothing runs)\n", f);
-}
 
 static int set_variant(void *o, const char *value)
 {
@@ -271,21 +193,87 @@ static int set_no_shrink(void *o, const char *value)
 	return 0;
 }
 
+/* The synopsis lines: scenario files, or --random's. */
+enum { DIFF_FILES = CLI_FORM(0), DIFF_RANDOM = CLI_FORM(1) };
+
 static const struct cli_option diff_options[] = {
-	{ "--variant", true, set_variant },
-	{ "--set", true, add_set },
-	{ "--backend", true, set_backend },
-	{ "--counters", false, set_counters },
-	{ "--functions", false, set_functions },
-	{ "--random", true, set_random },
-	{ "--seed", true, set_seed },
-	{ "--length", true, set_length },
-	{ "--index", true, set_index },
-	{ "--out", true, set_out },
-	{ "--dump", true, set_dump },
-	{ "--no-shrink", false, set_no_shrink },
-	{ NULL, false, NULL },
+	{ .name = "--variant", .arg = "NAME", .set = set_variant,
+	  .help = "the model's preset (" PB_DEFAULT_VARIANT " by default)" },
+	{ .name = "--set", .arg = "KEY=VALUE", .set = add_set, .repeat = true,
+	  .help = "change one switch of the preset (repeatable)" },
+	{ .name = "--arch", .arg = "ARCH", .forms = DIFF_FILES,
+	  .help = "the model built for another architecture (see 'run'); the"
+		  " records are compared all the same" },
+	{ .name = "--backend", .arg = "NAME", .set = set_backend,
+	  .forms = DIFF_FILES,
+	  .help = "the kernel side: kernel, this machine's (the default), or"
+		  " vm[:NAME], in a guest of a kernel of our own (ptebatch vm"
+		  " list; the newest x86_64 one by default), booted once for"
+		  " the whole run; exit 4 if none is built.  The model is"
+		  " always the other side" },
+	{ .name = "--functions", .set = set_functions, .forms = DIFF_FILES,
+	  .help = "with --backend vm: the guest kernel's function calls per"
+		  " statement (run --count default) against the model's"
+		  " counters (do_wp_page ~ fault_wp_reuse + fault_wp_copy,"
+		  " ...); each statement where they differ as a \"#  "
+		  " FUNCTION: ...\" line after the file's MATCH; a table of how"
+		  " many agree, at the end" },
+	{ .name = "--counters", .set = set_counters, .forms = DIFF_FILES,
+	  .help = "also the kernel's own accounting, statement by statement"
+		  " (run --kstats): pins, THP faults and splits per size; one"
+		  " line \"MISMATCH FILE: statement N (TEXT): COUNTER model M"
+		  " kernel K\" each; the kernel's are system-wide, so up to 5"
+		  " kernel runs, the least taken; pgfault only as a lower"
+		  " bound (docs/MODEL.md); at the end, a table of how many"
+		  " statements agree on each counter" },
+	{ .name = "--random", .arg = "N", .set = set_random,
+	  .forms = DIFF_RANDOM, .required = DIFF_RANDOM,
+	  .help = "N random scenarios instead of files"
+		  " (scenario/generate.c); a mismatch is run again, shrunk"
+		  " (ddmin) and written to OUT/random-SEED-I.scn with both"
+		  " records; exit 4 if the kernel backend cannot run here" },
+	{ .name = "--seed", .arg = "S", .set = set_seed, .forms = DIFF_RANDOM,
+	  .help = "the run's seed (default: from the clock, printed)" },
+	{ .name = "--length", .arg = "K", .set = set_length,
+	  .forms = DIFF_RANDOM,
+	  .help = "statements drawn per scenario (1.."
+		  CLI_STR(SCN_GEN_MAX_LENGTH) ", default "
+		  CLI_STR(SCN_GEN_DEFAULT_LENGTH) ")" },
+	{ .name = "--index", .arg = "I", .set = set_index, .forms = DIFF_RANDOM,
+	  .help = "the first scenario's index (with --random 1: scenario I)" },
+	{ .name = "--out", .arg = "OUT", .set = set_out, .forms = DIFF_RANDOM,
+	  .help = "where mismatches go (default random-diff)" },
+	{ .name = "--dump", .arg = "DIR", .set = set_dump, .forms = DIFF_RANDOM,
+	  .help = "write the scenarios to DIR, run nothing" },
+	{ .name = "--no-shrink", .set = set_no_shrink, .forms = DIFF_RANDOM,
+	  .help = "write a mismatching scenario whole" },
+	{ .name = NULL },
 };
+
+static const struct cli_form diff_forms[] = {
+	{ .after = "FILE.scn..." },
+	{ .after = NULL },
+};
+
+static const struct cli_help diff_help = {
+	.name = "diff",
+	.options = diff_options,
+	CLI_FORMS(diff_forms),
+	.about = "run each scenario on the model and on this machine's kernel"
+		 " (root: the run writes THP sysfs and puts it back), compare"
+		 " the records (everything but header, stat lines and cost),"
+		 " and print MATCH FILE, MISMATCH FILE: first difference, SKIP"
+		 " FILE: reason or ERROR FILE: reason, then the counts",
+	.epilogue = "exit status: 0 every scenario matched or was skipped, 1 a"
+		    " mismatch or error,\n"
+		    "             2 bad usage or a scenario that does not parse"
+		    " (then nothing runs)\n",
+};
+
+static void diff_usage(FILE *f)
+{
+	cli_usage(f, &diff_help);
+}
 
 /*
  * Every file must parse before any runs: a typo in the last one should

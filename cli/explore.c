@@ -20,6 +20,7 @@
 #include "lib/outfile.h"
 #include "explore/explore.h"
 #include "scenario/compare.h"
+#include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
 
@@ -56,92 +57,6 @@ struct explore_flags {
 	bool force_progress;
 	bool out_given;		/* --out, not the default */
 };
-
-static void explore_usage(FILE *f)
-{
-	fputs("usage: ptebatch explore [--depth K] [--variant NAME [--set"
-	      " KEY=VALUE]...]\n"
-	      "                        [--against NAME [--set KEY=VALUE]...]"
-	      " [--rules RULES]\n"
-	      "                        [--thp] [--memory SIZE] [--max-seconds"
-	      " N] [--check-all]\n"
-	      "                        [--verify-pruning] [--quiet|--progress]"
-	      " [--list]\n"
-	      "                        [--shard I/N] [--out DIR] [--arch ARCH]\n"
-	      "\n"
-	      "explore   run every sequence of up to K operations (write, read,"
-	      " fork, exit,\n"
-	      "          mprotect r/rw, madvise dontneed, register, unregister,"
-	      " vmsplice,\n"
-	      "          drain, dio-write) on two 16K folios and two 4K pages,"
-	      " by at most two\n"
-	      "          processes, under two variants, with the invariant"
-	      " check after every\n"
-	      "          statement, and compare the two records; a sequence"
-	      " that reaches a\n"
-	      "          state met before is not extended.  The first"
-	      " difference or violation\n"
-	      "          is printed as a scenario for `ptebatch run`, with"
-	      " both records\n"
-	      "  --depth K         operations per sequence, 1 to ", f);
-	fprintf(f, "%d (default %d)\n", EXPLORE_MAX_DEPTH, DEFAULT_DEPTH);
-	fputs("  --variant NAME    the reference side's preset (baseline by"
-	      " default); given\n"
-	      "                    twice, the second names the other side\n"
-	      "  --against NAME    the other side's preset (seeds by default)\n"
-	      "  --set KEY=VALUE   change one switch of the side named just"
-	      " before it\n"
-	      "  --rules RULES     auto (the default: same-frames when both"
-	      " sides have the\n"
-	      "                    same wp_reuse_max, else equivalent),"
-	      " equivalent or\n"
-	      "                    same-frames (scenario/compare.h)\n"
-	      "  --thp             add a 2M region mapped by a THP, and write,"
-	      " split and\n"
-	      "                    madvise dontneed on it (slower: each THP"
-	      " is 2M of pages)\n"
-	      "  --memory SIZE     simulated memory per run, a multiple of the"
-	      " PMD size (default\n"
-	      "                    and least: four PMDs, at least 8M)\n"
-	      "  --max-seconds N   stop after N seconds and say how deep it"
-	      " got\n"
-	      "  --check-all       check after every statement of every run,"
-	      " not only after\n"
-	      "                    those its prefix had not run yet\n"
-	      "  --verify-pruning  run one more operation after each pruned"
-	      " sequence and after\n"
-	      "                    the one it was pruned for: they must agree\n"
-	      "  --quiet           only the summary line (and a finding)\n"
-	      "  --progress        a live count (and sequences per second) on"
-	      " stderr even\n"
-	      "                    when it is not a terminal\n"
-	      "  --shard I/N       run shard I of N (N at most ", f);
-	fprintf(f, "%d", EXPLORE_MAX_SHARDS);
-	fputs("): every depth but the last\n"
-	      "                    whole, of the last depth every Nth sequence"
-	      " from the Ith;\n"
-	      "                    N shards together find what one run finds"
-	      " (README)\n"
-	      "  --out DIR         where a finding is written as"
-	      " DIR/explore-SEQ.scn, both\n"
-	      "                    records as comments (default "
-	      DEFAULT_OUT "); the run ends\n"
-	      "                    with the `ptebatch run` commands that"
-	      " reproduce it\n"
-	      "  --arch ARCH       the model built for another architecture"
-	      " (see 'run')\n"
-	      "  --list            print the prelude and the operations, and"
-	      " exit\n"
-	      "exit status: 0 every sequence agreed, 1 a difference, a"
-	      " violation or a failed\n"
-	      "             run (printed), 2 bad usage; with --shard, of"
-	      " this shard's part:\n"
-	      "             the shards' statuses together are the whole"
-	      " run's\n", f);
-}
-
-
-
 
 /*
  * A whole number from @min to @max, for @flag: digits only (strtol()
@@ -321,23 +236,93 @@ static int no_operands(void *f, const char *word)
 }
 
 static const struct cli_option explore_options[] = {
-	{ "--depth", true, set_depth },
-	{ "--variant", true, set_variant },
-	{ "--against", true, set_against },
-	{ "--set", true, add_set },
-	{ "--rules", true, set_rules },
-	{ "--memory", true, set_memory },
-	{ "--max-seconds", true, set_max_seconds },
-	{ "--quiet", false, set_quiet },
-	{ "--progress", false, set_progress },
-	{ "--list", false, set_list },
-	{ "--thp", false, set_thp },
-	{ "--check-all", false, set_check_all },
-	{ "--verify-pruning", false, set_verify_pruning },
-	{ "--shard", true, set_shard },
-	{ "--out", true, set_out },
-	{ NULL, false, NULL },
+	{ .name = "--depth", .arg = "K", .set = set_depth,
+	  .help = "operations per sequence, 1 to " CLI_STR(EXPLORE_MAX_DEPTH)
+		  " (default " CLI_STR(DEFAULT_DEPTH) ")" },
+	{ .name = "--variant", .arg = "NAME", .set = set_variant,
+	  .help = "the reference side's preset (baseline by default); given"
+		  " twice, the second names the other side" },
+	{ .name = "--against", .arg = "NAME", .set = set_against,
+	  .help = "the other side's preset (seeds by default)" },
+	{ .name = "--set", .arg = "KEY=VALUE", .set = add_set, .repeat = true,
+	  .help = "change one switch of the side named just before it" },
+	{ .name = "--rules", .arg = "RULES", .set = set_rules,
+	  .help = "auto (the default: same-frames when both sides have the"
+		  " same wp_reuse_max, else equivalent), equivalent or"
+		  " same-frames (scenario/compare.h)" },
+	{ .name = "--thp", .set = set_thp,
+	  .help = "add a 2M region mapped by a THP, and write, split and"
+		  " madvise dontneed on it (slower: each THP is 2M of pages);"
+		  " only where the PMD is 2M (4K pages)" },
+	{ .name = "--memory", .arg = "SIZE", .set = set_memory,
+	  .help = "simulated memory per run (default {explore_memory}, the"
+		  " least: four PMDs, at least 8M): a multiple of {pmd}, from"
+		  " {explore_memory}" },
+	{ .name = "--max-seconds", .arg = "N", .set = set_max_seconds,
+	  .help = "stop after N seconds and say how deep it got" },
+	{ .name = "--check-all", .set = set_check_all,
+	  .help = "check after every statement of every run, not only after"
+		  " those its prefix had not run yet" },
+	{ .name = "--verify-pruning", .set = set_verify_pruning,
+	  .help = "run one more operation after each pruned sequence and"
+		  " after the one it was pruned for: they must agree" },
+	{ .name = "--quiet", .set = set_quiet,
+	  .help = "only the summary line (and a finding); not with"
+		  " --progress" },
+	{ .name = "--progress", .set = set_progress,
+	  .help = "a live count (and sequences per second) on stderr even"
+		  " when it is not a terminal" },
+	{ .name = "--shard", .arg = "I/N", .set = set_shard,
+	  .help = "run shard I of N (N at most " CLI_STR(EXPLORE_MAX_SHARDS)
+		  "): every depth but the last whole, of the last depth every"
+		  " Nth sequence from the Ith; N shards together find what one"
+		  " run finds (README), and their exit statuses together are"
+		  " the whole run's" },
+	{ .name = "--out", .arg = "DIR", .set = set_out,
+	  .help = "where a finding is written as DIR/explore-SEQ.scn, both"
+		  " records as comments (default " DEFAULT_OUT "); the run"
+		  " ends with the `ptebatch run` commands that reproduce it" },
+	{ .name = "--arch", .arg = "ARCH",
+	  .help = "the model built for another architecture (see 'run')" },
+	{ .name = "--list", .set = set_list,
+	  .help = "print the prelude and the operations, and exit" },
+	{ .name = NULL },
 };
+
+/* What explore's help says that the page and PMD sizes decide. */
+static const char *explore_fact(const char *key, char *buf, size_t size)
+{
+	if (!strcmp(key, "explore_memory"))
+		return record_size_text(buf, size, MIN_MEMORY);
+	/* Region A's folios: four pages, 16K with 4K (alphabet_init()). */
+	if (!strcmp(key, "explore_folio"))
+		return record_size_text(buf, size, 4 * pb_page_size());
+	return NULL;
+}
+
+static const struct cli_help explore_help = {
+	.name = "explore",
+	.options = explore_options,
+	.about = "run every sequence of up to K operations (write, read, fork,"
+		 " exit, mprotect r/rw, madvise dontneed, register, unregister,"
+		 " vmsplice, drain, dio-write) on two {explore_folio} folios"
+		 " and two {page} pages, by at most two processes, under two"
+		 " variants, with the invariant check after every statement,"
+		 " and compare the two records; a sequence that reaches a state"
+		 " met before is not extended.  The first difference or"
+		 " violation is printed as a scenario for `ptebatch run`, with"
+		 " both records",
+	.epilogue = "exit status: 0 every sequence agreed, 1 a difference, a"
+		    " violation or a failed\n"
+		    "             run (printed), 2 bad usage; of a shard, of"
+		    " its part\n",
+	.fact = explore_fact,
+};
+
+static void explore_usage(FILE *f)
+{
+	cli_usage(f, &explore_help);
+}
 
 /* The side's variant, and its name "preset+k=v+..." (malloc'd). */
 static int build_side(const struct side_flags *sf, struct explore_side *side,

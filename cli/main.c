@@ -30,13 +30,13 @@ static const struct cli_command *find_command(const char *name)
 	return NULL;
 }
 
-/* Every command's usage, one after another. */
+/* Every command's usage, one after another (or only its rows, cli.h). */
 static void help(FILE *f)
 {
 	const struct cli_command *const *c;
 
 	for (c = commands; *c; c++) {
-		if (c != commands)
+		if (c != commands && !cli_usage_rows)
 			fputc('\n', f);
 		(*c)->usage(f);
 	}
@@ -92,7 +92,10 @@ static int dispatch(int argc, char **argv)
 		return cmd->main(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
-		if (argc > 2) {
+		/* Each option row, for tests/cli-errors.sh: not in the help. */
+		if (argc == 3 && !strcmp(argv[2], "--list-options")) {
+			cli_usage_rows = true;
+		} else if (argc > 2) {
 			command = argv[1];
 			return usage_error("unexpected argument '%s' (help"
 					   " takes none)", argv[2]);

@@ -19,38 +19,6 @@ struct plot_options {
 	int nr_files;
 };
 
-static void plot_usage(FILE *f)
-{
-	fputs("usage: ptebatch plot --out FILE.svg [--machine TEXT]"
-	      " [--only NAME,...]\n"
-	      "                     ROWS.json...\n"
-	      "\n"
-	      "plot      draw the figures of benchmark rows saved with"
-	      " `bench --json`: one\n"
-	      "          figure per question (gup, cow, mprotect, replay,"
-	      " predicted), each\n"
-	      "          an SVG: FILE.svg when there is one, else"
-	      " FILE-NAME.svg each\n"
-	      "          (arm64 rows: mprotect beside x86, gup-ARCH and"
-	      " cow-ARCH apart);\n"
-	      "          kernels-cow: seed 003's table across the kernels"
-	      " whose rows\n"
-	      "          `bench cow --backend vm:NAME` stamped with their"
-	      " names\n"
-	      "  --out FILE.svg    where the figures go\n"
-	      "  --machine TEXT    the machine every title names, for rows"
-	      " that do not carry\n"
-	      "                    it (written before rows had \"machine\")\n"
-	      "  --only NAME,...   draw only these figures (each must have"
-	      " rows); one alone\n"
-	      "                    goes to FILE.svg itself\n"
-	      "exit status: 0 drawn, 1 gnuplot missing or failed, 2 bad usage"
-	      " or a bad row\n"
-	      "             (FILE:LINE named, such as a 0 that a log axis"
-	      " cannot show);\n"
-	      "             on any failure no file is written\n", f);
-}
-
 static int set_out(void *o, const char *v)
 {
 	size_t n = strlen(v);
@@ -110,11 +78,46 @@ static int add_file(void *o, const char *word)
 }
 
 static const struct cli_option plot_options[] = {
-	{ "--out", true, set_out },
-	{ "--machine", true, set_machine },
-	{ "--only", true, set_only },
-	{ NULL, false, NULL },
+	{ .name = "--out", .arg = "FILE.svg", .set = set_out,
+	  .required = CLI_FORM(0),
+	  .help = "where the figures go" },
+	{ .name = "--machine", .arg = "TEXT", .set = set_machine,
+	  .help = "the machine every title names, for rows that do not carry"
+		  " it (written before rows had \"machine\")" },
+	{ .name = "--only", .arg = "NAME,...", .set = set_only,
+	  .help = "draw only these figures (each must have rows): gup, cow,"
+		  " kernels-cow, mprotect, replay, predicted, gup-ARCH,"
+		  " cow-ARCH, kernels-cow-ARCH; one alone goes to FILE.svg"
+		  " itself" },
+	{ .name = NULL },
 };
+
+static const struct cli_form plot_forms[] = {
+	{ .after = "ROWS.json..." },
+};
+
+static const struct cli_help plot_help = {
+	.name = "plot",
+	.options = plot_options,
+	CLI_FORMS(plot_forms),
+	.about = "draw the figures of benchmark rows saved with `bench"
+		 " --json`: one figure per question (gup, cow, mprotect,"
+		 " replay, predicted), each an SVG: FILE.svg when there is one,"
+		 " else FILE-NAME.svg each (arm64 rows: mprotect beside x86,"
+		 " gup-ARCH and cow-ARCH apart); kernels-cow: seed 003's table"
+		 " across the kernels whose rows `bench cow --backend vm:NAME`"
+		 " stamped with their names",
+	.epilogue = "exit status: 0 drawn, 1 gnuplot missing or failed, 2 bad"
+		    " usage or a bad row\n"
+		    "             (FILE:LINE named, such as a 0 that a log axis"
+		    " cannot show);\n"
+		    "             on any failure no file is written\n",
+};
+
+static void plot_usage(FILE *f)
+{
+	cli_usage(f, &plot_help);
+}
 
 static int plot_main(int argc, char **argv)
 {

@@ -26,36 +26,6 @@ struct predict_options {
 	const char *file;
 };
 
-static void predict_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ptebatch predict [--calibration FILE] [--variant NAME]"
-		" [--set KEY=VALUE]...\n"
-		"                        [--memory SIZE] [--stats] [--arch ARCH]"
-		" FILE.scn\n"
-		"\n"
-		"predict   run a scenario on the model and print each"
-		" statement's kernel time\n"
-		"          as a calibration predicts it from the model's"
-		" counters:\n"
-		"          \"predicted US\" after its faults, and the total\n"
-		"  --calibration FILE  the costs (ptebatch calibrate);"
-		" default this machine's\n"
-		"                    (%s) when it\n"
-		"                    exists, else the one shipped for this"
-		" architecture\n"
-		"  --variant NAME    which batching is on (" PB_DEFAULT_VARIANT
-		" by default);\n"
-		"  --set KEY=VALUE   as for run\n"
-		"  --memory SIZE     simulated memory, as for run\n"
-		"  --stats           print each statement's counters too\n"
-		"A calibration holds for the machine it was measured on;"
-		" another machine's\n"
-		"costs, or another architecture's counters (--arch arm64),"
-		" are an assumption.\n",
-		calib_default_output());
-}
-
 static int set_calibration(void *o, const char *v)
 {
 	((struct predict_options *)o)->calibration = v;
@@ -75,7 +45,8 @@ static int add_set(void *o, const char *v)
 
 static int set_memory(void *o, const char *v)
 {
-	return memory_flag(v, 16UL << 20, &((struct predict_options *)o)->memory);
+	return memory_flag(v, model_min_memory(),
+			   &((struct predict_options *)o)->memory);
 }
 
 static int set_stats(void *o, const char *v)
@@ -96,13 +67,47 @@ static int set_file(void *o, const char *word)
 }
 
 static const struct cli_option predict_options[] = {
-	{ "--calibration", true, set_calibration },
-	{ "--variant", true, set_variant },
-	{ "--set", true, add_set },
-	{ "--memory", true, set_memory },
-	{ "--stats", false, set_stats },
-	{ NULL, false, NULL },
+	{ .name = "--calibration", .arg = "FILE", .set = set_calibration,
+	  .help = "the costs (ptebatch calibrate); default this machine's"
+		  " ({calibration}) when it exists, else the one shipped for"
+		  " this architecture" },
+	{ .name = "--variant", .arg = "NAME", .set = set_variant,
+	  .help = "which batching is on (" PB_DEFAULT_VARIANT " by default)" },
+	{ .name = "--set", .arg = "KEY=VALUE", .set = add_set, .repeat = true,
+	  .help = "as for run" },
+	{ .name = "--memory", .arg = "SIZE", .set = set_memory,
+	  .help = "simulated memory, as for run (default {default_memory}): a"
+		  " multiple of {pmd}, from {min_memory} to {max_memory}" },
+	{ .name = "--stats", .set = set_stats,
+	  .help = "print each statement's counters too" },
+	{ .name = "--arch", .arg = "ARCH",
+	  .help = "the model built for another architecture (see 'run'); its"
+		  " counters under this machine's calibration are an"
+		  " assumption (below)" },
+	{ .name = NULL },
 };
+
+static const struct cli_form predict_forms[] = {
+	{ .after = "FILE.scn" },
+};
+
+static const struct cli_help predict_help = {
+	.name = "predict",
+	.options = predict_options,
+	CLI_FORMS(predict_forms),
+	.about = "run a scenario on the model and print each statement's"
+		 " kernel time as a calibration predicts it from the model's"
+		 " counters: \"predicted US\" after its faults, and the total",
+	.epilogue = "A calibration holds for the machine it was measured on;"
+		    " another machine's\n"
+		    "costs, or another architecture's counters (arm64's), are"
+		    " an assumption.\n",
+};
+
+static void predict_usage(FILE *f)
+{
+	cli_usage(f, &predict_help);
+}
 
 struct prediction {
 	const struct calibration *c;

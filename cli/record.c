@@ -32,62 +32,6 @@ struct record_flags {
 	enum scn_policy mthp[SCN_MAX_MTHP_SIZES];
 };
 
-static void record_usage(FILE *f)
-{
-	fputs("usage: ptebatch record -o FILE.scn[.gz] [--mthp SIZE=POLICY]..."
-	      " [--buffer-kb N]\n"
-	      "                       [--no-aslr] [--events FILE] -- CMD"
-	      " [ARGS...]\n"
-	      "       ptebatch record --from-events FILE [-o FILE.scn[.gz]]\n"
-	      "\n"
-	      "record    run CMD (as root) under the kernel's tracepoints and"
-	      " write a scenario\n"
-	      "          that replays what CMD and every process it forks did"
-	      " to private\n"
-	      "          anonymous memory: faults as touch statements, mmap,"
-	      " munmap, mprotect,\n"
-	      "          madvise, mremap, brk, fork, vfork+execve (spawn),"
-	      " execve, exit\n"
-	      "  -o FILE           the scenario: needed when CMD runs (CMD's own"
-	      " output stays\n"
-	      "                    on standard output); with --from-events,"
-	      " standard output\n"
-	      "                    by default.  FILE.gz is written compressed"
-	      " (gzip), as run,\n"
-	      "                    diff and bench replay read it.  At most"
-	      " 256M of scenario\n"
-	      "                    text (about 25 million faults), what they"
-	      " read: a longer\n"
-	      "                    trace is an error, and nothing is written\n"
-	      "  --mthp SIZE=POLICY  run CMD with this large-folio setting"
-	      " (SIZE 16K..2M,\n"
-	      "                    POLICY always, madvise, inherit or never);"
-	      " sizes not named\n"
-	      "                    are never.  Default: every size never, so"
-	      " that every first\n"
-	      "                    touch and copy-on-write is a fault in the"
-	      " trace\n"
-	      "  --buffer-kb N     tracefs ring buffer per CPU (default 65536);"
-	      " a trace that\n"
-	      "                    lost events is an error that says what to"
-	      " use\n"
-	      "  --no-aslr         run CMD without address-space randomization,"
-	      " so that two\n"
-	      "                    recordings (say, 4K and --mthp 64K=always)"
-	      " place memory alike\n"
-	      "  --events FILE     also write the raw event stream (for"
-	      " --from-events)\n"
-	      "  --from-events FILE  convert a stored event stream instead of"
-	      " running anything\n"
-	      "Every output path is checked before CMD runs; a file is replaced"
-	      " only when the\n"
-	      "recording succeeds (a device or a FIFO is written in place).\n"
-	      "exit status: 0 ok, 1 the trace lost events or could not be"
-	      " taken, 2 bad usage,\n"
-	      "             4 not root (skipped), 130 interrupted (the"
-	      " scenario holds what ran)\n", f);
-}
-
 static int set_out(void *f, const char *v)
 {
 	((struct record_flags *)f)->out = v;
@@ -168,15 +112,70 @@ static int no_operand(void *f, const char *word)
 			   word);
 }
 
+/* The synopsis lines: a command to record, or an event stream. */
+enum { RECORD_CMD = CLI_FORM(0), RECORD_EVENTS = CLI_FORM(1) };
+
 static const struct cli_option record_options[] = {
-	{ "-o", true, set_out },
-	{ "--mthp", true, set_mthp },
-	{ "--buffer-kb", true, set_buffer_kb },
-	{ "--no-aslr", false, set_no_aslr },
-	{ "--events", true, set_events },
-	{ "--from-events", true, set_from_events },
-	{ NULL, false, NULL },
+	{ .name = "-o", .arg = "FILE.scn[.gz]", .set = set_out,
+	  .required = RECORD_CMD,
+	  .help = "the scenario: needed when CMD runs (CMD's own output stays"
+		  " on standard output); with --from-events, standard output"
+		  " by default.  FILE.gz is written compressed (gzip), as run,"
+		  " diff and bench replay read it.  At most"
+		  " {scenario_max_bytes} of scenario text (about 25 million"
+		  " faults), what they read: a longer trace is an error, and"
+		  " nothing is written" },
+	{ .name = "--mthp", .arg = "SIZE=POLICY", .set = set_mthp,
+	  .forms = RECORD_CMD, .repeat = true,
+	  .help = "run CMD with this large-folio setting (SIZE 16K..2M, POLICY"
+		  " always, madvise, inherit or never); sizes not named are"
+		  " never.  Default: every size never, so that every first"
+		  " touch and copy-on-write is a fault in the trace" },
+	{ .name = "--buffer-kb", .arg = "N", .set = set_buffer_kb,
+	  .forms = RECORD_CMD,
+	  .help = "tracefs ring buffer per CPU (default 65536); a trace that"
+		  " lost events is an error that says what to use" },
+	{ .name = "--no-aslr", .set = set_no_aslr, .forms = RECORD_CMD,
+	  .help = "run CMD without address-space randomization, so that two"
+		  " recordings (say, 4K and --mthp 64K=always) place memory"
+		  " alike" },
+	{ .name = "--events", .arg = "FILE", .set = set_events,
+	  .forms = RECORD_CMD,
+	  .help = "also write the raw event stream (for --from-events)" },
+	{ .name = "--from-events", .arg = "FILE", .set = set_from_events,
+	  .forms = RECORD_EVENTS, .required = RECORD_EVENTS,
+	  .help = "convert a stored event stream instead of running anything" },
+	{ .name = NULL },
 };
+
+static const struct cli_form record_forms[] = {
+	{ .after = "-- CMD [ARGS...]" },
+	{ .after = NULL },
+};
+
+static const struct cli_help record_help = {
+	.name = "record",
+	.options = record_options,
+	CLI_FORMS(record_forms),
+	.about = "run CMD (as root) under the kernel's tracepoints and write a"
+		 " scenario that replays what CMD and every process it forks"
+		 " did to private anonymous memory: faults as touch"
+		 " statements, mmap, munmap, mprotect, madvise, mremap, brk,"
+		 " fork, vfork+execve (spawn), execve, exit",
+	.epilogue = "Every output path is checked before CMD runs; a file is"
+		    " replaced only when the\n"
+		    "recording succeeds (a device or a FIFO is written in"
+		    " place).\n"
+		    "exit status: 0 ok, 1 the trace lost events or could not be"
+		    " taken, 2 bad usage,\n"
+		    "             4 not root (skipped), 130 interrupted (the"
+		    " scenario holds what ran)\n",
+};
+
+static void record_usage(FILE *f)
+{
+	cli_usage(f, &record_help);
+}
 
 /* The command line as one string, for the scenario's header. */
 static char *join_words(char **argv)

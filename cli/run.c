@@ -21,9 +21,6 @@
 #include "scenario/svg.h"
 #include "vm/vm.h"
 
-/* The smallest machine worth simulating: a few THPs and their tables. */
-#define MIN_MEMORY (4 * pb_pmd_size() > (16UL << 20) ? 4 * pb_pmd_size() \
-							  : (16UL << 20))
 /* --time: the median of this many runs, unless --reps says otherwise. */
 #define RUN_DEFAULT_REPS 5
 
@@ -48,134 +45,6 @@ struct run_options {
 };
 
 static const char *const backends[] = { "model", "kernel", NULL };
-
-static void list_words(FILE *f, const char *const *list)
-{
-	for (; *list; list++)
-		fprintf(f, " %s", *list);
-}
-
-static void run_usage(FILE *f)
-{
-	const char *const *sw;
-
-	fputs("usage: ptebatch run [--backend model|kernel|vm[:NAME]]"
-	      " [--variant NAME]"
-	      " [--set KEY=VALUE]...\n"
-	      "                    [--stats] [--kstats] [--memory SIZE]"
-	      " [--no-check]"
-	      " [--no-zero-page]\n"
-	      "                    [--arch ARCH]"
-	      "\n"
-	      "                    [--time [--reps N]] [--name NAME]"
-	      " [--svg FILE.svg]\n"
-	      "                    FILE.scn\n"
-	      "       ptebatch run --fuzz scenario|ops|events|calib FILE\n"
-	      "       ptebatch help, or COMMAND --help for one command\n"
-	      "\n"
-	      "run       run a scenario and print its record on stdout\n"
-	      "  --backend NAME    what runs it: model (the default) or"
-	      " kernel (this\n"
-	      "                    machine's Linux, as root; no variant,"
-	      " stats or check),\n"
-	      "                    or vm[:NAME]: the kernel backend in a"
-	      " QEMU guest of a\n"
-	      "                    kernel of our own (ptebatch vm list;"
-	      " --time then counts\n"
-	      "                    guest instructions: \"insns N\")\n"
-	      "  --count FUNC,...  vm: how many times each kernel function"
-	      " ran in each\n"
-	      "                    statement, counted by the guest kernel's"
-	      " function\n"
-	      "                    profiler: \"  count FUNC N\" lines;"
-	      " 'default' is the PTE\n"
-	      "                    walks the seeds change (gup_fast_pte_range,"
-	      " do_wp_page,\n"
-	      "                    wp_page_reuse, flush_tlb_mm_range,"
-	      " contpte_convert, ...)\n"
-	      "  --variant NAME    which batching is on: a preset ("
-	      PB_DEFAULT_VARIANT " by default)\n"
-	      "  --set KEY=VALUE   change one switch of the preset"
-	      " (repeatable, in order)\n"
-	      "  --stats           print the cost counters of every"
-	      " statement\n"
-	      "  --kstats          print the kernel's own accounting of every"
-	      " statement\n"
-	      "                    (\"kstat NAME N\": pgfault, thp_*, pins,"
-	      " hugepages-*kB\n"
-	      "                    stats); the kernel's are system-wide"
-	      " deltas (root)\n"
-	      "  --memory SIZE     simulated memory (default 4G): a multiple"
-	      " of 2M, from 16M\n", f);
-	fprintf(f, "                    to %luG, as much as this machine's"
-		" memory holds the\n"
-		"                    memmap of (about 1/30 of it); running out"
-		" of it fails the run\n",
-		PB_MAX_MEMORY >> 30);
-	fprintf(f, "  --time            kernel only: each statement's time in"
-		" microseconds, measured\n"
-		"                    in its process around the system call or"
-		" the stores and\n"
-		"                    loads: \"time US\" after its faults; the"
-		" median of N runs\n"
-		"  --reps N          with --time: how many runs, 1 to %d"
-		" (default %d), each\n"
-		"                    a fresh set of processes; \"~\" marks faults"
-		" that varied\n", BENCH_MAX_REPS, RUN_DEFAULT_REPS);
-	fputs("  --svg FILE.svg    also draw every observe, one figure"
-	      " each, into FILE.svg:\n"
-	      "                    a cell per page coloured by folio, pins"
-	      " and copies on write\n"
-	      "                    marked (docs/SCENARIO.md); the record is"
-	      " unchanged.  It\n"
-	      "                    takes a snapshot after every statement,"
-	      " as long as an\n"
-	      "                    observe: slow for big regions.  Written"
-	      " when the run\n"
-	      "                    ends (exit status 0 or 3), never half;"
-	      " not with --time\n"
-	      "  --no-check        skip the invariant check after each"
-	      " statement\n"
-	      "  --no-zero-page    read faults allocate as write faults do,"
-	      " never mapping the\n"
-	      "                    zero page: the model of a kernel that maps"
-	      " none (diff's\n"
-	      "                    first line says when this machine's does;"
-	      " it then runs\n"
-	      "                    the model so); the header says"
-	      " \"zero-page no\"\n"
-	      "  --name NAME       the scenario's name in messages (FILE's by"
-	      " default), for a\n"
-	      "                    scenario read from /dev/stdin or a pipe\n"
-	      "  --fuzz NAME       FILE is an input of fuzz harness NAME (a"
-	      " crash the fuzzer\n"
-	      "                    kept: build-fuzz/crashes/NAME-*): run it"
-	      " as the fuzzer did,\n"
-	      "                    every variant, checks after every step;"
-	      " the harness\n"
-	      "                    aborts on what it finds (build with"
-	      " SAN=asan for ASan's\n"
-	      "                    reports)\n"
-	      "  --arch ARCH       the model built for another architecture:"
-	      " x86_64 (default),\n"
-	      "                    x86-pae, arm64-4k, arm64-16k, arm64-64k"
-	      " (also for diff,\n"
-	      "                    bench and explore; each is its own build,"
-	      " make ARCH=...)\n"
-	      "\n"
-	      "presets:", f);
-	list_words(f, pb_variant_presets());
-	fputs("\nswitches:\n", f);
-	for (sw = pb_variant_switches(); *sw; sw++)
-		fprintf(f, "  %-17s %s\n", *sw, pb_variant_switch_help(*sw));
-	fputs("\n"
-	      "exit status: 0 ok, 1 the run failed (or the model ran out of"
-	      " memory),\n"
-	      "             2 bad usage or scenario, 3 an invariant check"
-	      " failed,\n"
-	      "             4 skipped: the backend cannot run it here (the"
-	      " reason on stderr)\n", f);
-}
 
 static int set_backend(void *o, const char *value)
 {
@@ -266,7 +135,8 @@ static int set_reps(void *o, const char *v)
 
 static int set_memory(void *o, const char *arg)
 {
-	return memory_flag(arg, MIN_MEMORY, &((struct run_options *)o)->memory);
+	return memory_flag(arg, model_min_memory(),
+			   &((struct run_options *)o)->memory);
 }
 
 static int set_name(void *o, const char *value)
@@ -307,24 +177,129 @@ static int set_svg(void *o, const char *v)
 	return 0;
 }
 
+/* The synopsis lines: a scenario, or a fuzz harness's input. */
+enum { RUN_SCENARIO = CLI_FORM(0), RUN_FUZZ = CLI_FORM(1) };
+
 static const struct cli_option run_options[] = {
-	{ "--backend", true, set_backend },
-	{ "--variant", true, set_variant },
-	{ "--set", true, add_set },
-	{ "--stats", false, set_stats },
-	{ "--kstats", false, set_kstats },
-	{ "--memory", true, set_memory },
-	{ "--no-check", false, set_no_check },
-	{ "--no-zero-page", false, set_no_zero_page },
-	{ "--time", false, set_time },
-	{ "--reps", true, set_reps },
-	{ "--time-insns", false, set_time_insns },
-	{ "--count", true, set_count },
-	{ "--name", true, set_name },
-	{ "--fuzz", true, set_fuzz },
-	{ "--svg", true, set_svg },
-	{ NULL, false, NULL },
+	{ .name = "--backend", .arg = "NAME", .set = set_backend,
+	  .forms = RUN_SCENARIO,
+	  .help = "what runs it: model (the default) or kernel (this"
+		  " machine's Linux, as root; no variant, stats or check), or"
+		  " vm[:NAME]: the kernel backend in a QEMU guest of a kernel"
+		  " of our own (ptebatch vm list; --time then counts guest"
+		  " instructions: \"insns N\")" },
+	{ .name = "--count", .arg = "FUNC,...", .set = set_count,
+	  .forms = RUN_SCENARIO,
+	  .help = "vm: how many times each kernel function ran in each"
+		  " statement, counted by the guest kernel's function"
+		  " profiler: \"  count FUNC N\" lines; 'default' is the PTE"
+		  " walks the seeds change (gup_fast_pte_range, do_wp_page,"
+		  " wp_page_reuse, flush_tlb_mm_range, contpte_convert, ...)" },
+	{ .name = "--variant", .arg = "NAME", .set = set_variant,
+	  .forms = RUN_SCENARIO,
+	  .help = "which batching is on: a preset (" PB_DEFAULT_VARIANT
+		  " by default)" },
+	{ .name = "--set", .arg = "KEY=VALUE", .set = add_set,
+	  .forms = RUN_SCENARIO, .repeat = true,
+	  .help = "change one switch of the preset (repeatable, in order)" },
+	{ .name = "--stats", .set = set_stats, .forms = RUN_SCENARIO,
+	  .help = "print the cost counters of every statement" },
+	{ .name = "--kstats", .set = set_kstats, .forms = RUN_SCENARIO,
+	  .help = "print the kernel's own accounting of every statement"
+		  " (\"kstat NAME N\": pgfault, thp_*, pins, hugepages-*kB"
+		  " stats); the kernel's are system-wide deltas (root)" },
+	{ .name = "--memory", .arg = "SIZE", .set = set_memory,
+	  .forms = RUN_SCENARIO,
+	  .help = "simulated memory (default {default_memory}): a multiple"
+		  " of {pmd}, from {min_memory} to {max_memory}, as much as"
+		  " this machine's memory holds the memmap of (about"
+		  " {memmap_share} of it); running out of it fails the run" },
+	{ .name = "--time", .set = set_time, .forms = RUN_SCENARIO,
+	  .help = "kernel only: each statement's time in microseconds,"
+		  " measured in its process around the system call or the"
+		  " stores and loads: \"time US\" after its faults; the median"
+		  " of N runs" },
+	{ .name = "--reps", .arg = "N", .set = set_reps, .forms = RUN_SCENARIO,
+	  .help = "with --time: how many runs, 1 to " CLI_STR(BENCH_MAX_REPS)
+		  " (default " CLI_STR(RUN_DEFAULT_REPS) "), each a fresh set"
+		  " of processes; \"~\" marks faults that varied" },
+	{ .name = "--time-insns", .set = set_time_insns, .forms = RUN_SCENARIO,
+	  .help = "with --time and --backend kernel, in a guest under QEMU's"
+		  " icount: the times are instructions, \"insns N\" (--backend"
+		  " vm sets it)" },
+	{ .name = "--svg", .arg = "FILE.svg", .set = set_svg,
+	  .forms = RUN_SCENARIO,
+	  .help = "also draw every observe, one figure each, into FILE.svg:"
+		  " a cell per page coloured by folio, pins and copies on"
+		  " write marked (docs/SCENARIO.md); the record is unchanged."
+		  "  It takes a snapshot after every statement, as long as an"
+		  " observe: slow for big regions.  Written when the run ends"
+		  " (exit status 0 or 3), never half; not with --time" },
+	{ .name = "--no-check", .set = set_no_check, .forms = RUN_SCENARIO,
+	  .help = "skip the invariant check after each statement" },
+	{ .name = "--no-zero-page", .set = set_no_zero_page,
+	  .forms = RUN_SCENARIO,
+	  .help = "read faults allocate as write faults do, never mapping the"
+		  " zero page: the model of a kernel that maps none (diff's"
+		  " first line says when this machine's does; it then runs the"
+		  " model so); the header says \"zero-page no\"" },
+	{ .name = "--name", .arg = "NAME", .set = set_name,
+	  .forms = RUN_SCENARIO,
+	  .help = "the scenario's name in messages (FILE's by default), for a"
+		  " scenario read from /dev/stdin or a pipe" },
+	{ .name = "--fuzz", .arg = "NAME", .set = set_fuzz,
+	  .forms = RUN_FUZZ, .required = RUN_FUZZ,
+	  .help = "FILE is an input of fuzz harness NAME, scenario, ops,"
+		  " events or calib (a crash the fuzzer kept:"
+		  " build-fuzz/crashes/NAME-*): run it as the fuzzer did,"
+		  " every variant, checks after every step; the harness aborts"
+		  " on what it finds (build with SAN=asan for ASan's reports);"
+		  " no other option with it" },
+	{ .name = "--arch", .arg = "ARCH", .forms = RUN_SCENARIO,
+	  .help = "the model built for another architecture: x86_64, x86-pae,"
+		  " arm64-4k, arm64-16k, arm64-64k; this build's ({arch}) by"
+		  " default (also for diff, bench, explore and predict; each is"
+		  " its own build, make ARCH=...)" },
+	{ .name = NULL },
 };
+
+static const struct cli_form run_forms[] = {
+	{ .after = "FILE.scn" },
+	{ .after = "FILE" },
+};
+
+/* The presets and switches --variant and --set name. */
+static void run_lists(FILE *f)
+{
+	const char *const *p;
+
+	fputs("\npresets:", f);
+	for (p = pb_variant_presets(); *p; p++)
+		fprintf(f, " %s", *p);
+	fputs("\nswitches:\n", f);
+	for (p = pb_variant_switches(); *p; p++)
+		fprintf(f, "  %-17s %s\n", *p, pb_variant_switch_help(*p));
+}
+
+static const struct cli_help run_help = {
+	.name = "run",
+	.options = run_options,
+	CLI_FORMS(run_forms),
+	.about = "run a scenario and print its record on stdout",
+	.lists = run_lists,
+	.epilogue = "\n"
+		"exit status: 0 ok, 1 the run failed (or the model ran out of"
+		" memory),\n"
+		"             2 bad usage or scenario, 3 an invariant check"
+		" failed,\n"
+		"             4 skipped: the backend cannot run it here (the"
+		" reason on stderr)\n",
+};
+
+static void run_usage(FILE *f)
+{
+	cli_usage(f, &run_help);
+}
 
 /* The kernel runs no variant, counts nothing and has the memory it has. */
 static int check_kernel_options(const struct run_options *opts)

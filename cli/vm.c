@@ -20,59 +20,129 @@
 
 extern char **environ;
 
+/* What vm run and vm selftests read before a guest boots. */
+struct vm_flags {
+	const char *spec;		/* the kernel's NAME, NULL: newest */
+	struct vm_boot_options boot;	/* run's */
+	const char *only[16];		/* selftests' --only PROGs */
+	int nr_only;
+};
+
+static int set_kernel(void *f, const char *word)
+{
+	struct vm_flags *fl = f;
+
+	if (fl->spec)
+		return usage_error("more than one NAME ('%s' and '%s')",
+				   fl->spec, word);
+	fl->spec = word;
+	return 0;
+}
+
+static int set_icount(void *f, const char *v)
+{
+	(void)v;
+	((struct vm_flags *)f)->boot.icount = true;
+	return 0;
+}
+
+static int set_timeout(void *f, const char *v)
+{
+	unsigned long s;
+	char *end;
+
+	errno = 0;
+	s = strtoul(v, &end, 10);
+	if (errno || *end || end == v || !s || s > 86400)
+		return usage_error("--timeout %s: seconds, from 1 to 86400", v);
+	((struct vm_flags *)f)->boot.request_timeout = (unsigned int)s;
+	return 0;
+}
+
+static int add_only(void *f, const char *v)
+{
+	struct vm_flags *fl = f;
+
+	if (fl->nr_only == 16)
+		return usage_error("--only: 16 at most");
+	fl->only[fl->nr_only++] = v;
+	return 0;
+}
+
+/* scripts/kernel-build reads these: vm build passes its arguments on. */
+static const struct cli_option vm_build_options[] = {
+	{ .name = "--arch", .arg = "x86_64|arm64",
+	  .help = "the kernel's architecture (x86_64 by default)" },
+	{ .name = "--granule", .arg = "4k|16k|64k",
+	  .help = "its page size: 4k (the default, and x86_64's only), 16k or"
+		  " 64k" },
+	{ .name = "--patches", .arg = "DIR",
+	  .help = "apply the *.patch files of DIR in name order (none by"
+		  " default)" },
+	{ .name = "--source", .arg = "TARBALL",
+	  .help = "build this kernel source instead of fetching Debian's" },
+	{ .name = "--jobs", .arg = "N",
+	  .help = "how many compiler jobs run at once (one per CPU by"
+		  " default)" },
+	{ .name = NULL },
+};
+
+static const struct cli_option vm_run_options[] = {
+	{ .name = "--icount", .set = set_icount,
+	  .help = "the guest's clock counts instructions" },
+	{ .name = "--timeout", .arg = "S", .set = set_timeout,
+	  .help = "the guest is called hung after S seconds (default 600, at"
+		  " most 86400)" },
+	{ .name = NULL },
+};
+
+static const struct cli_option vm_selftests_options[] = {
+	{ .name = "--only", .arg = "PROG", .set = add_only, .repeat = true,
+	  .help = "run that test alone (repeatable)" },
+	{ .name = NULL },
+};
+
+static const struct cli_form vm_forms[] = {
+	{ .before = "build", .options = vm_build_options,
+	  .about = "fetch Debian's linux-source-7.3 (or take a source"
+		   " tarball), apply a patch series, configure from"
+		   " kernel/config/ and build into"
+		   " ~/.cache/ptebatch/kernels/NAME (NAME ="
+		   " VERSION[+SERIES]-ARCH-GRANULE-HASH; ccache; 20+ min the"
+		   " first time on 2 cores); the same as"
+		   " scripts/kernel-build" },
+	{ .before = "list", .about = "the built kernels, newest first" },
+	{ .before = "shell [NAME]",
+	  .about = "boot NAME (the newest x86_64 kernel by default) with a"
+		   " shell on this terminal; exit the shell to power off" },
+	{ .before = "run [NAME]", .options = vm_run_options,
+	  .after = "-- PROG [ARG]...",
+	  .about = "boot NAME, run PROG (a path of this machine, which the"
+		   " guest sees read-only; an arm64 guest at /host) with ARGs"
+		   " as root, print its output and exit with its status" },
+	{ .before = "selftests [NAME]", .options = vm_selftests_options,
+	  .about = "build the kernel's own tools/testing/selftests/mm (same"
+		   " source, same patches) and run cow, gup_test,"
+		   " gup_longterm, mremap_test, split_huge_page_test,"
+		   " transhuge-stress (20 s), uffd-unit-tests and more, and"
+		   " kernel/selftests' seeds_hazards, in one guest (x86_64 or"
+		   " arm64): their totals per test, and any WARNING, BUG or bad"
+		   " page in the kernel's log" },
+};
+
+static const struct cli_help vm_help = {
+	.name = "vm",
+	CLI_FORMS(vm_forms),
+	.about = "kernels of our own, booted under QEMU for --backend"
+		 " vm[:NAME]",
+	.epilogue = "NAME is a cache name or short: 7.3, 7.3+seeds,"
+		    " 7.3-arm64-4k (newest match).\n"
+		    "The cache is $PTEBATCH_CACHE if set.\n",
+};
+
 static void vm_usage(FILE *f)
 {
-	fputs("usage: ptebatch vm build [--arch x86_64|arm64] [--granule"
-	      " 4k|16k|64k]\n"
-	      "                         [--patches DIR] [--source TARBALL]"
-	      " [--jobs N]\n"
-	      "       ptebatch vm list\n"
-	      "       ptebatch vm shell [NAME]\n"
-	      "       ptebatch vm run [NAME] [--icount] [--timeout S] -- PROG"
-	      " [ARG]...\n"
-	      "       ptebatch vm selftests [NAME] [--only PROG]...\n"
-	      "\n"
-	      "vm        kernels of our own, booted under QEMU for"
-	      " --backend vm[:NAME]\n"
-	      "  build   fetch Debian's linux-source-7.3 (or take --source),"
-	      " apply the\n"
-	      "          *.patch files of --patches DIR in name order,"
-	      " configure from\n"
-	      "          kernel/config/ and build into"
-	      " ~/.cache/ptebatch/kernels/NAME\n"
-	      "          (NAME = VERSION[+SERIES]-ARCH-GRANULE-HASH; ccache;"
-	      " 20+ min\n"
-	      "          the first time on 2 cores); the same as"
-	      " scripts/kernel-build\n"
-	      "  list    the built kernels, newest first\n"
-	      "  selftests  build the kernel's own tools/testing/selftests/mm"
-	      " (same\n"
-	      "          source, same patches) and run cow, gup_test,"
-	      " gup_longterm,\n"
-	      "          mremap_test, split_huge_page_test, transhuge-stress"
-	      " (20 s),\n"
-	      "          uffd-unit-tests and more, and kernel/selftests'"
-	      " seeds_hazards,\n"
-	      "          in one guest (x86_64 or arm64): their totals per"
-	      " test, and any\n"
-	      "          WARNING, BUG or bad page in the kernel's log;"
-	      " --only PROG runs\n"
-	      "          that test alone (repeatable)\n"
-	      "  shell   boot NAME (the newest x86_64 kernel by default)"
-	      " with a shell\n"
-	      "          on this terminal; exit the shell to power off\n"
-	      "  run     boot NAME, run PROG (a path of this machine, which"
-	      " the guest\n"
-	      "          sees read-only; an arm64 guest at /host) with ARGs"
-	      " as root,\n"
-	      "          print its output and exit with its status;"
-	      " --icount: the guest's\n"
-	      "          clock counts instructions; --timeout S: the"
-	      " guest is called hung\n"
-	      "          after S seconds (default 600, at most 86400)\n"
-	      "NAME is a cache name or short: 7.3, 7.3+seeds, 7.3-arm64-4k"
-	      " (newest match).\n"
-	      "The cache is $PTEBATCH_CACHE if set.\n", f);
+	cli_usage(f, &vm_help);
 }
 
 /* scripts/kernel-build of the tree this binary was built in. */
@@ -172,39 +242,24 @@ static int vm_list(int argc, char **argv)
  */
 static int vm_run_main(int argc, char **argv)
 {
-	struct vm_boot_options o = { .request_timeout = 600 };
-	const char *spec = NULL, *root;
+	struct vm_flags fl = { .boot = { .request_timeout = 600 } };
+	const char *root;
 	char why[2048], cwd[PATH_MAX], **gargv;
 	struct vm_guest *g;
 	struct vm_kernel k;
 	struct vm_result r;
-	int i, n = 0, ret = 1;
+	int i, n = 0, ret;
 
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "--icount")) {
-			o.icount = true;
-		} else if (!strcmp(argv[i], "--timeout")) {
-			char *end;
-			unsigned long s;
-
-			if (i + 1 >= argc)
-				return usage_error("--timeout needs seconds");
-			errno = 0;
-			s = strtoul(argv[++i], &end, 10);
-			if (errno || *end || end == argv[i] || !s || s > 86400)
-				return usage_error("--timeout %s: seconds, from 1"
-						   " to 86400", argv[i]);
-			o.request_timeout = (unsigned int)s;
-		} else if (argv[i][0] == '-' || spec) {
-			return usage_error("run [NAME] [--icount] [--timeout S]"
-					   " -- PROG [ARG]...");
-		} else {
-			spec = argv[i];
-		}
-	}
+	/* Its own flags and NAME before "--", PROG and its ARGs after. */
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		;
+	ret = cli_parse(vm_run_options, &fl, set_kernel, i - 1, argv + 1);
+	if (ret)
+		return ret;
 	if (i + 1 >= argc)
 		return usage_error("run: no program after --");
-	if (vm_kernel_find(spec, &k, why, sizeof(why))) {
+	ret = 1;
+	if (vm_kernel_find(fl.spec, &k, why, sizeof(why))) {
 		fprintf(stderr, "ptebatch: vm run: %s\n", why);
 		return 4;
 	}
@@ -221,7 +276,7 @@ static int vm_run_main(int argc, char **argv)
 	root = strcmp(k.arch, "arm64") ? "/" : "/host";
 	if (!getcwd(cwd, sizeof(cwd)) || strcmp(root, "/"))
 		snprintf(cwd, sizeof(cwd), "%s", root);
-	g = vm_boot(&k, &o, why, sizeof(why));
+	g = vm_boot(&k, &fl.boot, why, sizeof(why));
 	if (!g) {
 		fprintf(stderr, "ptebatch: vm run: %s\n", why);
 		free(gargv);
@@ -406,7 +461,8 @@ static int guest_kmsg(struct vm_guest *g, const char *helper, char **log,
 }
 
 /* Is @prog wanted: no --only, or named by one. */
-static bool selftest_wanted(const char *prog, char *const only[], int nr_only)
+static bool selftest_wanted(const char *prog, const char *const only[],
+			    int nr_only)
 {
 	int i;
 
@@ -421,26 +477,22 @@ static int vm_selftests(int argc, char **argv)
 	struct vm_boot_options bo = { .mem_mb = 4096 };
 	char script[PATH_MAX + 32], dir[PATH_MAX + 32], why[2048];
 	char helper[PATH_MAX + 32];
-	char *build[64], *only[16], *log;
-	const char *spec = NULL, *root;
+	char *build[64], *log;
+	const char *root, *const *only;
+	struct vm_flags fl = { 0 };
 	struct vm_guest *g;
 	struct vm_kernel k;
 	struct vm_result r;
-	int i, n, status, failed = 0, nr_only = 0, flagged = 0;
+	int i, n, status, failed = 0, nr_only, flagged = 0;
+	int ret = cli_parse(vm_selftests_options, &fl, set_kernel, argc - 1,
+			    argv + 1);
 	pid_t pid;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--only") && i + 1 < argc) {
-			if (nr_only == 16)
-				return usage_error("--only: 16 at most");
-			only[nr_only++] = argv[++i];
-		} else if (argv[i][0] == '-' || spec) {
-			return usage_error("selftests [NAME] [--only PROG]...");
-		} else {
-			spec = argv[i];
-		}
-	}
-	if (vm_kernel_find(spec, &k, why, sizeof(why))) {
+	if (ret)
+		return ret;
+	only = fl.only;
+	nr_only = fl.nr_only;
+	if (vm_kernel_find(fl.spec, &k, why, sizeof(why))) {
 		fprintf(stderr, "ptebatch: vm selftests: %s\n", why);
 		return 4;
 	}

@@ -16,7 +16,11 @@
 # SKIP with the reason.  Besides: a scenario that writes more than --memory
 # holds fails with exit status 1, the record's "error ENOMEM" and a line
 # naming the statement; the help lists every exit status run uses; every
-# command's --help and -h print its usage and exit 0; a stdout (or --json
+# command's --help and -h print its usage and exit 0; the help is printed
+# from the option tables (`ptebatch help --list-options` lists their rows):
+# every row is in its command's help, every option the help names is a
+# row, --arch is taken where a row says so, and in every build in $BUILD
+# the least and default --memory the help states are right; a stdout (or --json
 # file) that cannot be written fails every command with exit status 1;
 # bench --backend kernel without root exits 4 with the reason.
 #
@@ -649,6 +653,165 @@ for c in diff explore; do
 	else
 		not_ok "$c's usage names --arch" "no '--arch ARCH' in its usage"
 	fi
+done
+
+# ---- the help, printed from the option tables ------------------------------
+
+# Every row of every command's option table, as the usage printer reads
+# them (cli_usage()): "COMMAND NAME [ARG]" a line.
+"$TOOL" help --list-options >"$tmp/rows" 2>"$err"
+status=$?
+if [ "$status" -eq 0 ] && grep -q '^run --memory SIZE$' "$tmp/rows" &&
+   [ ! -s "$err" ]; then
+	ok "help --list-options lists the option rows"
+else
+	not_ok "help --list-options lists the option rows" "exit status $status"
+fi
+"$TOOL" help >"$tmp/help" 2>/dev/null
+
+# usage_of COMMAND: its --help.  vm's is cut from `ptebatch help`, the
+# same text: no test runs `ptebatch vm` beyond a refusal.
+usage_of() {
+	if [ "$1" = vm ]; then
+		awk '/^usage: ptebatch / { on = $3 == "vm" } on' "$tmp/help"
+	else
+		"$TOOL" "$1" --help 2>/dev/null
+	fi
+}
+
+# Each row is a paragraph of its command's help: a line indented 2 (4
+# under a subcommand) that starts with NAME ARG, then its text.
+for c in $(cut -d' ' -f1 "$tmp/rows" | uniq); do
+	usage_of "$c" >"$tmp/usage"
+	missing=$(grep "^$c " "$tmp/rows" | cut -d' ' -f2- |
+		while IFS= read -r row; do
+			awk -v row="$row" '
+				/^(  |    )[^ ]/ {
+					sub(/^ +/, "")
+					n = length(row)
+					if (substr($0, 1, n) == row &&
+					    substr($0, n + 1) ~ /^  +[^ ]/)
+						found = 1
+				}
+				END { exit !found }' "$tmp/usage" ||
+				printf "'%s' " "$row"
+		done)
+	if [ -z "$missing" ]; then
+		ok "$c: every option row is in its help, with its text"
+	else
+		not_ok "$c: every option row is in its help, with its text" \
+			"missing: $missing"
+	fi
+done
+
+# No option is named in the help but by its row (a renamed or removed
+# option would live on in a hand-written text), and every value the
+# build decides was filled in.
+unknown=$(grep -o -- '--[a-z][a-z0-9-]*' "$tmp/help" | sort -u |
+	while read -r name; do
+		grep -q -- "^[a-z]* $name\( \|$\)" "$tmp/rows" ||
+			printf '%s ' "$name"
+	done)
+if [ -z "$unknown" ]; then
+	ok "help: every option it names is a row of a table"
+else
+	not_ok "help: every option it names is a row of a table" \
+		"no row for: $unknown"
+fi
+if grep -q '{[a-z_]*}' "$tmp/help"; then
+	not_ok "help: every {KEY} is filled in" \
+		"$(grep -o '{[a-z_]*}' "$tmp/help" | sort -u | tr '\n' ' ')"
+else
+	ok "help: every {KEY} is filled in"
+fi
+
+# A command takes --arch (arch_redirect(), before its table is read)
+# exactly when its table has the row that documents it.  vm build's is
+# scripts/kernel-build's.
+for c in $(cut -d' ' -f1 "$tmp/rows" | uniq); do
+	[ "$c" = vm ] && continue
+	if grep -q "^$c --arch " "$tmp/rows"; then
+		case_ "$c: --arch, as its help says, is taken" \
+			"--arch: unknown architecture 'nonesuch'" \
+			"$TOOL" "$c" --arch nonesuch
+	else
+		case_ "$c: --arch, not in its help, is refused" \
+			"unknown option '--arch'" "$TOOL" "$c" --arch nonesuch
+	fi
+done
+
+# ---- --memory: what the help says, in every build ------------------------
+
+# The size in MiB of SIZE ("16M", "2G"), or nothing.
+to_mb() {
+	case $1 in
+	*G) echo $((${1%G} * 1024)) ;;
+	*M) echo "${1%M}" ;;
+	esac
+}
+
+# memory_help TOOL COMMAND: COMMAND's --memory paragraph, on one line.
+memory_help() {
+	"$1" "$2" --help 2>/dev/null | awk '
+		/^  --memory / { on = 1; printf "%s", $0; next }
+		on && /^  [^ ]/ { exit }
+		on { printf " %s", $0 }' | tr -s ' '
+}
+
+# size_after WORDS TEXT: the size ("16M", "2G") right after WORDS in TEXT.
+size_after() {
+	echo "$2" | sed -n "s/.*$1\([0-9]*[MG]\).*/\1/p"
+}
+
+# memory_run TOOL COMMAND SIZE: a quick run of COMMAND with --memory SIZE.
+memory_run() {
+	if [ "$2" = explore ]; then
+		run "$1" explore --memory "$3" --depth 1 --quiet
+	else
+		run "$1" "$2" --memory "$3" "$tmp/ok.scn"
+	fi
+}
+
+# The least --memory and the default, as each build's help states them,
+# are taken; one PMD below the least is refused as below it.
+for dir in "$BUILD" "$BUILD/x86-pae" "$BUILD/arm64-4k" "$BUILD/arm64-16k" \
+	   "$BUILD/arm64-64k"; do
+	tool=$dir/ptebatch
+	[ -x "$tool" ] || continue
+	arch=$(basename "$dir")
+	[ "$dir" = "$BUILD" ] && arch=x86_64
+	for c in run explore predict; do
+		name="$arch: $c --memory: the least and the default its help"
+		name="$name says are taken, a PMD less is not"
+		text=$(memory_help "$tool" "$c")
+		pmd=$(size_after 'a multiple of ' "$text")
+		least=$(size_after ', from ' "$text")
+		dflt=$(size_after '(default ' "$text")
+		if [ -z "$pmd" ] || [ -z "$least" ] || [ -z "$dflt" ]; then
+			not_ok "$name" "cannot read its help: $text"
+			continue
+		fi
+		below=$(($(to_mb "$least") - $(to_mb "$pmd")))M
+		why=
+		for size in "$least" "$dflt"; do
+			memory_run "$tool" "$c" "$size"
+			status=$?
+			[ -z "$why" ] && [ "$status" -ne 0 ] &&
+				why="--memory $size: exit status $status"
+		done
+		memory_run "$tool" "$c" "$below"
+		status=$?
+		key="--memory: '$below' is below the minimum $least"
+		if [ -z "$why" ] && { [ "$status" -ne 2 ] ||
+		   ! grep -qF -- "$key" "$err"; }; then
+			why="--memory $below: exit status $status, not '$key'"
+		fi
+		if [ -n "$why" ]; then
+			not_ok "$name" "$why"
+		else
+			ok "$name"
+		fi
+	done
 done
 
 # ---- output that cannot be written ---------------------------------------

@@ -38,7 +38,6 @@ struct diff_options {
 	bool functions;			/* --functions */
 };
 
-
 static int set_variant(void *o, const char *value)
 {
 	return variant_flags_preset(&((struct diff_options *)o)->variant,

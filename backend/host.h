@@ -29,6 +29,12 @@ struct host_facts {
 	int zero_page;
 	/* The kernel command line's word that says so, if it has one. */
 	char zero_page_param[64];
+	/*
+	 * Is a PMD-mapped THP that is exclusive again after fork reused
+	 * whole on a write fault?  1 yes (mainline), 0 no: this kernel
+	 * splits it and reuses PTE by PTE; -1 unknown.
+	 */
+	int pmd_reuse;
 	/* kdamond threads running (DAMON samples memory: transient refs). */
 	int nr_kdamonds;
 	int nr_cpus;		/* online */

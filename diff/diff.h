@@ -71,6 +71,12 @@ struct diff_config {
 	/* The model as this machine's kernel is configured (host.h). */
 	bool read_faults_allocate;
 	/*
+	 * This machine's kernel splits a PMD-mapped THP that is exclusive
+	 * again on a write fault (host.h, pmd_reuse 0): a steady mismatch
+	 * where the kernel faulted more is a SKIP, not the model's.
+	 */
+	bool host_splits_pmd_reuse;
+	/*
 	 * --functions: the guest kernel's function counts (run --count
 	 * default) held to the model's cost counters, statement by
 	 * statement.

@@ -7,6 +7,9 @@
 #       exit 1): a stand-in kernel side made to vary on purpose, one
 #       made to differ steadily, and one that differs steadily early and
 #       varies later (the first difference decides).
+#  3b.  a kernel that splits a PMD-mapped THP where Linux reuses it whole
+#       (host.h's probe): a steady difference where it faults more is a
+#       SKIP with the reason, one where it faults less a MISMATCH.
 #  4.   diff's first line says what this machine's kernel does otherwise
 #       (no zero page) and what on it can make reuse vary (DAMON, CPUs).
 #  5-6. run --no-zero-page: the model of a kernel whose read faults
@@ -50,7 +53,9 @@ echo \$((n + 1)) >"$tmp/count"
 if [ -n "\$STEADY3" ]; then
 	sed -i -E '/^3 P0 write /s/faults [0-9]+/faults 7/' "$tmp/rec"
 fi
-if [ -n "\$EVERY" ] || [ \$((n % 2)) -eq 0 ]; then
+if [ -n "\$FEWER" ]; then
+	sed -i -E '/^6 P0 write /s/faults [0-9]+/faults 0/' "$tmp/rec"
+elif [ -n "\$EVERY" ] || [ \$((n % 2)) -eq 0 ]; then
 	sed -i -E '/^6 P0 write /s/faults [0-9]+/faults 9/' "$tmp/rec"
 fi
 cat "$tmp/rec"
@@ -86,6 +91,28 @@ status=$?
 [ "$status" -eq 1 ] &&
 	grep -q "^MISMATCH $tmp/cow.scn: statement 3 (P0 write A 0 64K): faults: 1 in model, 7 in kernel" "$tmp/out"
 tap_result $? "a steady first difference stays a MISMATCH when a later count varies (exit $status)"
+[ "$status" -eq 1 ] || diag "$tmp/out"
+
+# 3b. A kernel that splits a PMD-mapped THP Linux reuses whole (host.h's
+#     probe; the stand-in says so by PTEBATCH_DIFF_KERNEL_SPLITS_PMD): a
+#     steady difference where the kernel faults more is a SKIP saying
+#     why, exit 0; one where it faults less stays a MISMATCH.
+rm -f "$tmp/count"
+EVERY=1 PTEBATCH_DIFF_KERNEL_SPLITS_PMD=1 PTEBATCH_DIFF_KERNEL=$tmp/standin \
+	"$TOOL" diff "$tmp/cow.scn" >"$tmp/out" 2>&1
+status=$?
+[ "$status" -eq 0 ] &&
+	grep -q "^SKIP $tmp/cow.scn: this kernel splits a PMD-mapped THP that Linux reuses whole (see the first line): statement 6 (P0 write A 0 4K): faults: 1 in model, 9 in kernel" "$tmp/out" &&
+	grep -qx '0 match, 0 mismatch, 1 skip' "$tmp/out"
+tap_result $? "a kernel that splits where Linux reuses: a steady difference where it faults more is a SKIP with the reason (exit $status)"
+[ "$status" -eq 0 ] || diag "$tmp/out"
+rm -f "$tmp/count"
+FEWER=1 PTEBATCH_DIFF_KERNEL_SPLITS_PMD=1 PTEBATCH_DIFF_KERNEL=$tmp/standin \
+	"$TOOL" diff "$tmp/cow.scn" >"$tmp/out" 2>&1
+status=$?
+[ "$status" -eq 1 ] &&
+	grep -q "^MISMATCH $tmp/cow.scn: statement 6 (P0 write A 0 4K): faults: 1 in model, 0 in kernel" "$tmp/out"
+tap_result $? "... one where the kernel faults less stays a MISMATCH (exit $status)"
 [ "$status" -eq 1 ] || diag "$tmp/out"
 
 # ---- as root, this machine ---------------------------------------------

@@ -196,9 +196,12 @@ static int bench_each_arch(int argc, char **argv, const char *list)
 	for (arch = strtok_r(copy, ",", &save); arch;
 	     arch = strtok_r(NULL, ",", &save))
 		if (!in_list(scn_arch_names, arch)) {
+			/* The message names the word: free its string after. */
+			int ret = unknown_in_list("--arch", "architecture",
+						  arch, scn_arch_names);
+
 			free(copy);
-			return unknown_in_list("--arch", "architecture", arch,
-					       scn_arch_names);
+			return ret;
 		}
 	free(copy);
 	if (plot) {

@@ -497,6 +497,7 @@ case_ "bench: --backend without a value" "--backend needs a value" $B gup --back
 case_ "bench: --backend unknown" "--backend: unknown backend 'gpu'" $B gup $Q --backend gpu
 case_ "bench: --arch without a value" "--arch needs a value" $B gup $Q --arch
 case_ "bench: --arch unknown" "--arch: unknown architecture 'arm64'" $B gup $Q --arch arm64
+case_ "bench: --arch list with an unknown name" "--arch: unknown architecture 'nosuch'" $B gup $Q --arch x86_64,nosuch
 case_ "run: --arch unknown" "--arch: unknown architecture 'sparc'" "$TOOL" run --arch sparc examples/cow-64k.scn
 case_ "bench: --size without a value" "--size needs a value" $B gup $Q --size
 case_ "bench: --size non-numeric" "--size: bad size 'big'" $B gup $Q --size big

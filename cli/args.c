@@ -15,6 +15,7 @@
 #include "bench/bench.h"
 #include "calibrate/calib.h"
 #include "cli/cli.h"
+#include "scenario/vocab.h"
 #include "scenario/readfile.h"
 #include "scenario/record.h"
 #include "scenario/run.h"
@@ -299,6 +300,16 @@ const char *cli_fact(const char *key, char *buf, size_t size)
 		return buf;
 	} else if (!strcmp(key, "arch")) {
 		snprintf(buf, size, "%s", pb_arch_name());
+		return buf;
+	} else if (!strcmp(key, "arches")) {
+		/* scenario/vocab.c's list, the one --arch checks against. */
+		size_t n = 0;
+		int i;
+
+		buf[0] = '\0';
+		for (i = 0; scn_arch_names[i] && n < size; i++)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s",
+					      i ? ", " : "", scn_arch_names[i]);
 		return buf;
 	} else if (!strcmp(key, "calibration")) {
 		snprintf(buf, size, "%s", calib_default_output());

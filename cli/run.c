@@ -256,8 +256,8 @@ static const struct cli_option run_options[] = {
 		  " on what it finds (build with SAN=asan for ASan's reports);"
 		  " no other option with it" },
 	{ .name = "--arch", .arg = "ARCH", .forms = RUN_SCENARIO,
-	  .help = "the model built for another architecture: x86_64, x86-pae,"
-		  " arm64-4k, arm64-16k, arm64-64k; this build's ({arch}) by"
+	  .help = "the model built for another architecture: {arches};"
+		  " this build's ({arch}) by"
 		  " default (also for diff, bench, explore and predict; each is"
 		  " its own build, make ARCH=...)" },
 	{ .name = NULL },

@@ -103,8 +103,9 @@ explore_depth=4
 run_test explore-smoke env BUILD="$BUILD" \
 	EXPLORE_CHECK_DEPTH="${EXPLORE_CHECK_DEPTH:-$explore_depth}" \
 	sh tests/explore-smoke.sh
-# The build names what is missing and rebuilds nothing twice.
+# docs/ARCHITECTURE.md names every file and every list of the advices.
 run_test architecture-doc sh tests/architecture-doc.sh
+# The build names what is missing and rebuilds nothing twice.
 run_test build-checks env BUILD="$BUILD" SAN="${SAN:-}" sh tests/build-checks.sh
 # Bad input to every command and flag: refused in one line, never a crash.
 run_test cli-errors env BUILD="$BUILD" SAN="${SAN:-}" sh tests/cli-errors.sh

@@ -265,56 +265,55 @@ static int recount(struct calib_samples *ss, const char *suite,
 /*
  * The scenario layer reports on a stream, a line for each thing wrong
  * (FILE:LINE: ...); calibrate/ reports in the caller's buffer, as lib/,
- * backend/ and bench/ do.  Open the stream that collects the lines.
+ * backend/ and bench/ do: a stream that collects the lines for it.
  */
-static FILE *why_stream_open(char **text, size_t *len)
+struct why_stream {
+	FILE *f;
+	char *text;
+	size_t len;
+};
+
+static int why_stream_open(struct why_stream *ws)
 {
-	*text = NULL;
-	*len = 0;
-	return open_memstream(text, len);
+	ws->text = NULL;
+	ws->len = 0;
+	ws->f = open_memstream(&ws->text, &ws->len);
+	return ws->f ? 0 : -ENOMEM;
 }
 
-/* What the stream collected, into @why without its last newline. */
-static void why_stream_close(FILE *f, char *text, char *why, size_t whylen)
+/* What @ws collected, into @why without its last newline; @ret back. */
+static int why_stream_close(struct why_stream *ws, int ret, char *why,
+			    size_t whylen)
 {
 	size_t n;
 
-	fclose(f);
+	fclose(ws->f);
 	if (whylen) {
-		snprintf(why, whylen, "%s", text ? text : "");
+		snprintf(why, whylen, "%s", ws->text ? ws->text : "");
 		n = strlen(why);
 		if (n && why[n - 1] == '\n')
 			why[n - 1] = '\0';
 	}
-	free(text);
+	free(ws->text);
+	return ret;
 }
 
 int calib_measure(const char *path, int reps, struct calib_samples *ss,
 		  struct calib_measure_stats *st, char *why, size_t whylen)
 {
-	size_t len;
-	char *text;
-	FILE *err = why_stream_open(&text, &len);
-	int ret;
+	struct why_stream ws;
+	int ret = why_stream_open(&ws);
 
-	if (!err)
-		return -ENOMEM;
-	ret = measure(path, reps, ss, st, err);
-	why_stream_close(err, text, why, whylen);
-	return ret;
+	return ret ? ret : why_stream_close(&ws, measure(path, reps, ss, st,
+							 ws.f), why, whylen);
 }
 
 int calib_recount(struct calib_samples *ss, const char *suite,
 		  unsigned long *dropped, char *why, size_t whylen)
 {
-	size_t len;
-	char *text;
-	FILE *err = why_stream_open(&text, &len);
-	int ret;
+	struct why_stream ws;
+	int ret = why_stream_open(&ws);
 
-	if (!err)
-		return -ENOMEM;
-	ret = recount(ss, suite, dropped, err);
-	why_stream_close(err, text, why, whylen);
-	return ret;
+	return ret ? ret : why_stream_close(&ws, recount(ss, suite, dropped,
+							 ws.f), why, whylen);
 }

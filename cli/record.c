@@ -18,8 +18,10 @@
 #include "record/convert.h"
 #include "record/trace.h"
 #include "scenario/readfile.h"
+#include "scenario/record.h"
 #include "scenario/run.h"
 #include "scenario/scenario.h"
+#include "scenario/vocab.h"
 
 #define MAX_BUFFER_KB (4UL << 20)	/* 4G per CPU: more is a typo */
 
@@ -72,15 +74,34 @@ static int set_buffer_kb(void *f, const char *v)
 	return 0;
 }
 
+/* --mthp's POLICY: a word of scn_policies[], or a usage error naming them. */
+static int mthp_policy_flag(const char *word, enum scn_policy *policy)
+{
+	char known[64] = "";
+	size_t n = 0;
+	int w;
+
+	for (w = 0; scn_policies[w].word; w++) {
+		if (!strcmp(scn_policies[w].word, word)) {
+			*policy = scn_policies[w].value;
+			return 0;
+		}
+		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s",
+				      w ? " " : "", scn_policies[w].word);
+	}
+	return usage_error("--mthp: unknown policy '%s' (known: %s)", word,
+			   known);
+}
+
+/* SIZE=POLICY: the sizes and the policy words are the language's. */
 static int set_mthp(void *f, const char *v)
 {
-	static const char *const words[] = { "never", "always", "madvise",
-					     "inherit", NULL };
 	struct record_flags *rf = f;
 	const char *eq = strchr(v, '=');
-	char size[32];
+	char size[32], list[SCN_NR_MTHP_SIZES * 8] = "", one[16];
 	unsigned long bytes;
-	int i, w;
+	size_t n = 0;
+	int i;
 
 	if (!eq || (size_t)(eq - v) >= sizeof(size))
 		return usage_error("--mthp: expected SIZE=POLICY, e.g. 64K=always,"
@@ -92,18 +113,16 @@ static int set_mthp(void *f, const char *v)
 	for (i = 0; i < SCN_NR_MTHP_SIZES; i++)
 		if (scenario_mthp_size(i) == bytes)
 			break;
-	if (i == SCN_NR_MTHP_SIZES)
-		return usage_error("--mthp: size '%s' is not one of 16K 32K 64K"
-				   " 128K 256K 512K 1M 2M", size);
-	for (w = 0; words[w]; w++)
-		if (!strcmp(words[w], eq + 1))
-			break;
-	if (!words[w])
-		return unknown_in_list("--mthp", "policy", eq + 1, words);
-	/* enum scn_policy: never, always, madvise, inherit. */
-	rf->mthp[i] = w == 0 ? SCN_POL_NEVER : w == 1 ? SCN_POL_ALWAYS :
-		      w == 2 ? SCN_POL_MADVISE : SCN_POL_INHERIT;
-	return 0;
+	if (i == SCN_NR_MTHP_SIZES) {
+		for (i = 0; i < SCN_NR_MTHP_SIZES && n < sizeof(list); i++)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
+					      i ? " " : "",
+					      record_size_text(one, sizeof(one),
+							       scenario_mthp_size(i)));
+		return usage_error("--mthp: size '%s' is not one of %s", size,
+				   list);
+	}
+	return mthp_policy_flag(eq + 1, &rf->mthp[i]);
 }
 
 static int no_operand(void *f, const char *word)

@@ -5,11 +5,13 @@
 #  1.   every tracked C file outside tests/ and fuzz/ is named in the
 #       section of its top directory ("**`DIR/`**"), by its path below
 #       that directory (`arch/contpte.c` under mm/) or its name;
+#  1b.  every top directory that holds tracked C files (tests/ and fuzz/
+#       too) has a section;
 #  2.   the recipe for a new advice ("## Adding a batched path") names
 #       every file (fuzz/ too) that lists the advices - one that names at least six
 #       of the eleven, by their MADV_* constant or their scenario word -
 #       since a new advice must join each such list;
-#  3-4. each check fails where it should: a copy of the document without
+#  and: checks 1 and 2 fail where they should: a copy of the document without
 #       one file's bullet, and a tree with one more list of the advices.
 #
 # Usage: sh tests/architecture-doc.sh   (from the top of the tree)
@@ -93,6 +95,20 @@ unnamed "$doc" <"$tmp/sources" >"$tmp/missing"
 [ -s "$tmp/sources" ] && [ ! -s "$tmp/missing" ]
 tap_result $? "$doc names every C file outside tests/ and fuzz/ ($(wc -l <"$tmp/sources") files) in its directory's section"
 [ -s "$tmp/missing" ] && sed 's/^/# not named: /' "$tmp/missing"
+
+# 1b. A section for every top directory with C files.
+dirs=$(if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	git ls-files '*.c'
+else
+	find . -name '*.c' -not -path './build*' | sed 's|^\./||'
+fi | grep / | sed 's|/.*||' | LC_ALL=C sort -u)
+nodir=
+for d in $dirs; do
+	grep -qF "**\`$d/\`**" "$doc" || nodir="$nodir $d/"
+done
+[ -n "$dirs" ] && [ -z "$nodir" ]
+tap_result $? "$doc has a section for every directory with C files ($(echo $dirs))"
+[ -n "$nodir" ] && echo "# no section:$nodir"
 
 # Every C file and header but the tests', the fuzzers' too (a fuzzer that
 # draws advices lists them).

@@ -8,11 +8,12 @@
 #  1b.  every top directory that holds tracked C files (tests/ and fuzz/
 #       too) has a section;
 #  2.   the recipe for a new advice ("## Adding a batched path") names
-#       every file (fuzz/ too) that lists the advices - one that names at least six
-#       of the eleven, by their MADV_* constant or their scenario word -
-#       since a new advice must join each such list;
-#  and: checks 1 and 2 fail where they should: a copy of the document without
-#       one file's bullet, and a tree with one more list of the advices.
+#       every file (fuzz/ too) that lists the advices - one that names at
+#       least six of the eleven, by their MADV_* constant or their
+#       scenario word - since a new advice must join each such list;
+#  and  checks 1 and 2 fail where they should: a copy of the document
+#       without one file's bullet, and a tree with one more list of the
+#       advices.
 #
 # Usage: sh tests/architecture-doc.sh   (from the top of the tree)
 

@@ -77,18 +77,17 @@ static int set_buffer_kb(void *f, const char *v)
 /* --mthp's POLICY: a word of scn_policies[], or a usage error naming them. */
 static int mthp_policy_flag(const char *word, enum scn_policy *policy)
 {
+	const struct scn_word *k = scn_word_lookup(scn_policies, word);
 	char known[64] = "";
 	size_t n = 0;
-	int w;
 
-	for (w = 0; scn_policies[w].word; w++) {
-		if (!strcmp(scn_policies[w].word, word)) {
-			*policy = scn_policies[w].value;
-			return 0;
-		}
-		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s",
-				      w ? " " : "", scn_policies[w].word);
+	if (k) {
+		*policy = k->value;
+		return 0;
 	}
+	for (k = scn_policies; k->word; k++)
+		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s",
+				      k == scn_policies ? "" : " ", k->word);
 	return usage_error("--mthp: unknown policy '%s' (known: %s)", word,
 			   known);
 }

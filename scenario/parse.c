@@ -548,14 +548,12 @@ static int release_handle(struct parser *p, struct stmt *st, const char *tok,
 static int take_keyword(struct parser *p, const char *what,
 			const struct scn_word *table, const char *tok, int *out)
 {
-	const struct scn_word *k;
+	const struct scn_word *k = scn_word_lookup(table, tok);
 
-	for (k = table; k->word; k++) {
-		if (!strcmp(k->word, tok)) {
-			*out = k->value;
-			return 0;
-		}
-	}
+	/* Set either way: the callers' compilers cannot see into the lookup. */
+	*out = k ? k->value : 0;
+	if (k)
+		return 0;
 	perr_prefix(p);
 	fprintf(p->err, "bad %s " TOK ": expected", what, TOK_ARG(tok));
 	for (k = table; k->word; k++)

@@ -53,6 +53,15 @@ static const char *word_of(const struct scn_word *table, int value)
 	return NULL;
 }
 
+const struct scn_word *scn_word_lookup(const struct scn_word *table,
+				       const char *word)
+{
+	for (; table->word; table++)
+		if (!strcmp(table->word, word))
+			return table;
+	return NULL;
+}
+
 const struct scn_word *scn_advices(void)
 {
 	return advices;

@@ -28,6 +28,10 @@ struct scn_word {
 	int draw;
 };
 
+/* The row of NULL-terminated @table whose word is @word, or NULL. */
+const struct scn_word *scn_word_lookup(const struct scn_word *table,
+				       const char *word);
+
 /*
  * The advices in the order the parser lists them, NULL-terminated:
  * `record` writes a madvise of any of them, the API fuzzer draws from

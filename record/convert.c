@@ -976,7 +976,7 @@ static void do_mremap(struct conv *c, int proc, const struct rec_event *e)
 static void do_brk(struct conv *c, int proc, const struct rec_event *e)
 {
 	struct cmm *m = &c->mms[c->procs[proc].mm];
-	uint64_t hs, old_end, new_end;
+	uint64_t hs, old_end, new_end, room;
 	char at[40];
 
 	if (e->ret <= 0)
@@ -1026,13 +1026,16 @@ static void do_brk(struct conv *c, int proc, const struct rec_event *e)
 		}
 		if (unmap_range(c, proc, hs, new_end))
 			return;
-		r = new_region(c, "heap", ++c->nr_heaps, hs, c->heap_room);
+		room = c->heap_room;
+		if (room < new_end - hs)	/* outgrew heap_room()'s guess */
+			room = new_end - hs;
+		r = new_region(c, "heap", ++c->nr_heaps, hs, room);
 		if (r < 0)
 			return;
 		v.region = r;
 		emit(c, proc, "mmap %s %#" PRIx64 " rw%s room %#" PRIx64,
 		     c->regions[r].name, new_end - hs,
-		     at_clause(at, sizeof(at), hs), c->heap_room);
+		     at_clause(at, sizeof(at), hs), room);
 		m = &c->mms[c->procs[proc].mm];
 		m->heap = r;
 		if (!set_tracked_len(c, m, r, new_end - hs))
@@ -1341,10 +1344,16 @@ static void do_fd_event(struct conv *c, int proc, const struct rec_event *e)
 	}
 }
 
-/* The largest heap any process's brk reached: every heap's room. */
+/*
+ * The largest heap any process's brk reached: every heap's room.  A
+ * task's heap starts at its first brk(0) after it starts or execs, as
+ * do_brk() takes it; a later brk(0) only asks where the break is.  This
+ * is a first guess (a forked child's heap is its parent's, and is not
+ * followed here): a heap that outgrows it is mapped with room for itself.
+ */
 static uint64_t heap_room(const struct conv *c, const struct rec_stream *s)
 {
-	struct { int32_t pid; uint64_t start; } seen[256];
+	struct { int32_t pid; bool known; uint64_t start; } seen[256];
 	int nr = 0, i;
 	uint64_t most = 0, room;
 	size_t n;
@@ -1352,21 +1361,32 @@ static uint64_t heap_room(const struct conv *c, const struct rec_stream *s)
 	for (n = 0; n < s->nr; n++) {
 		const struct rec_event *e = &s->ev[n];
 
-		if (e->kind != REC_BRK || e->ret <= 0)
+		if (e->kind != REC_BRK && e->kind != REC_EXECVE)
 			continue;
 		for (i = 0; i < nr && seen[i].pid != e->pid; i++)
 			;
-		if (i == nr) {
-			if (e->a || nr == 256)
-				continue;
-			seen[nr].pid = e->pid;
-			seen[nr++].start = (uint64_t)e->ret;
+		if (e->kind == REC_EXECVE) {
+			if (i < nr && !e->ret)	/* a new image: a new heap */
+				seen[i].known = false;
 			continue;
 		}
-		if (e->a == 0)	/* a new image: a new heap */
-			seen[i].start = (uint64_t)e->ret;
-		else if ((uint64_t)e->ret > seen[i].start &&
-			 (uint64_t)e->ret - seen[i].start > most)
+		if (e->ret <= 0)
+			continue;
+		if (i == nr) {
+			if (nr == 256)
+				continue;
+			seen[nr].pid = e->pid;
+			seen[nr++].known = false;
+		}
+		if (!seen[i].known) {
+			if (!e->a) {
+				seen[i].known = true;
+				seen[i].start = (uint64_t)e->ret;
+			}
+			continue;
+		}
+		if ((uint64_t)e->ret > seen[i].start &&
+		    (uint64_t)e->ret - seen[i].start > most)
 			most = (uint64_t)e->ret - seen[i].start;
 	}
 	room = (most + c->page + 2 * SCN_REGION_ALIGN) & ~(SCN_REGION_ALIGN - 1);
@@ -1418,6 +1438,15 @@ static void convert_event(struct conv *c, const struct rec_event *e)
 
 	if (!t)
 		return;		/* not of the traced tree */
+	/*
+	 * A task whose process has exited went with it.  Linux keeps no such
+	 * task, but a trace may (a vfork child past its parent's exit_group):
+	 * nothing is written for a process after its exit.
+	 */
+	if (t->proc >= 0 && !c->procs[t->proc].alive) {
+		drop_task(c, t);
+		return;
+	}
 	if (e->kind == REC_EXECVE) {
 		if (!e->ret)
 			do_execve(c, t);

@@ -1373,7 +1373,7 @@ static uint64_t heap_room(const struct conv *c, const struct rec_stream *s)
 		if (e->ret <= 0)
 			continue;
 		if (i == nr) {
-			if (nr == 256)
+			if (e->a || nr == 256)
 				continue;
 			seen[nr].pid = e->pid;
 			seen[nr++].known = false;

@@ -473,6 +473,24 @@ static bool rec_value(const struct rec_stat *v, int nr, const char *name,
 }
 
 /*
+ * Whether statement @number of @s carries the backend's own contpte work,
+ * so that a both-ways pair is compared one way there.  A fork's child
+ * writes its stack and heap in the window, and where the scenario's mTHP
+ * policy gave those pages large folios, a COW unfolds their block.  A
+ * split is an mprotect round trip on one page (backend/kernel.c
+ * do_split()), which unfolds and folds that page's block again.
+ */
+static bool backend_work_in_window(const struct scenario *s, int number)
+{
+	enum stmt_kind kind;
+
+	if (number < 1 || number > s->nr_stmts)
+		return false;
+	kind = s->stmts[number - 1].kind;
+	return kind == ST_FORK || kind == ST_SPLIT;
+}
+
+/*
  * Tally @m's counters against @k's function counts, statement by
  * statement of @s; each disagreement a line of @detail (NULL: none),
  * "#   FUNCTION: statement N (TEXT): model M, kernel K".
@@ -486,18 +504,7 @@ static void diff_functions_tally(struct diff_tally *t, const char *path,
 
 	for (i = 0; i < m->nr_stmts && i < k->nr_stmts; i++) {
 		const struct rec_stmt *ms = &m->stmts[i], *ks = &k->stmts[i];
-		/*
-		 * Two statements carry the backend's own contpte work.  A fork's
-		 * child writes its stack and heap in the window, and where the
-		 * scenario's mTHP policy gave those pages large folios, a COW
-		 * unfolds their block.  A split is an mprotect round trip on
-		 * one page (backend/kernel.c do_split()), which unfolds and
-		 * folds that page's block again.
-		 */
-		enum stmt_kind kind = ms->number >= 1 &&
-				      ms->number <= s->nr_stmts ?
-				      s->stmts[ms->number - 1].kind : ST_OBSERVE;
-		bool one_way = kind == ST_FORK || kind == ST_SPLIT;
+		bool one_way = backend_work_in_window(s, ms->number);
 
 		for (p = 0; p < DIFF_FN_PAIRS; p++) {
 			struct diff_agreement *pt = &t->pair[p];

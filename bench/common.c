@@ -122,11 +122,14 @@ void bench_print_calibration(const struct bench_opts *o, FILE *f,
 			o->calib_none ? o->calib_none : "no calibration");
 		return;
 	}
-	fprintf(f, "%spredicted kernel: calibration %s\n"
+	fprintf(f, "%spredicted kernel: calibration %s, unit %s%s\n"
 		"%s  (measured on %s, %d cores, kernel %s, %s, %s): the kernel"
 		" time it predicts\n%s  from the model's counters of one more,"
 		" untimed repetition (memmap_line counted)\n",
-		prefix, o->calib_path, prefix, c->machine.cpu,
+		prefix, o->calib_path, calib_unit_name(c->machine.unit),
+		c->machine.unit == CALIB_UNIT_INSNS ?
+		" (a us below is 1000 guest instructions)" : "",
+		prefix, c->machine.cpu,
 		c->machine.cores, c->machine.kernel, c->machine.date,
 		c->machine.arch, prefix);
 }

@@ -34,6 +34,32 @@ int calib_counter(const char *name)
 	return -1;
 }
 
+static const char *const unit_names[] = {
+	[CALIB_UNIT_US] = "us",
+	[CALIB_UNIT_INSNS] = "insns",
+};
+
+const char *calib_unit_name(enum calib_unit u)
+{
+	return unit_names[u];
+}
+
+int calib_unit_parse(const char *name, enum calib_unit *u)
+{
+	if (!strcmp(name, "us"))
+		*u = CALIB_UNIT_US;
+	else if (!strcmp(name, "insns"))
+		*u = CALIB_UNIT_INSNS;
+	else
+		return -1;
+	return 0;
+}
+
+double calib_unit_scale(enum calib_unit u)
+{
+	return u == CALIB_UNIT_INSNS ? 1000 : 1;
+}
+
 void calib_free(struct calibration *c)
 {
 	free(c->residual);
@@ -105,6 +131,8 @@ static json_t *calib_to_json(const struct calibration *c)
 	json_t *root = json_object(), *machine = json_object();
 	json_t *costs = json_array(), *res = json_array(), *fit = json_object();
 	bool ok = root && machine && costs && res && fit;
+	const char *unit = calib_unit_name(c->machine.unit);
+	double scale = calib_unit_scale(c->machine.unit);
 	size_t i;
 
 	ok = ok && put(machine, "arch", json_string(c->machine.arch)) &&
@@ -120,8 +148,8 @@ static json_t *calib_to_json(const struct calibration *c)
 			continue;
 		o = json_object();
 		ok = put(o, "counter", json_string(pb_stat_name(i))) &&
-		     put(o, "us", json_real(cost->us)) &&
-		     put(o, "stderr", json_real(cost->stderr_us)) &&
+		     put(o, unit, json_real(cost->us * scale)) &&
+		     put(o, "stderr", json_real(cost->stderr_us * scale)) &&
 		     put(o, "state",
 			 json_string(nnls_cost_state_name(cost->state)));
 		if (ok)
@@ -130,11 +158,13 @@ static json_t *calib_to_json(const struct calibration *c)
 			json_decref(o);
 	}
 	for (i = 0; ok && i < c->nr_residuals; i++)
-		ok = !json_array_append_new(res, json_real(c->residual[i]));
+		ok = !json_array_append_new(res,
+					    json_real(c->residual[i] * scale));
 	ok = ok && put(fit, "r2", json_real(c->r2)) &&
 	     put(fit, "median_abs_rel_err", json_real(c->median_abs_rel_err));
 	/* put() consumes its value even when it fails: no double free */
 	ok = ok && put(root, "version", json_integer(CALIB_VERSION)) &&
+	     put(root, "unit", json_string(unit)) &&
 	     put(root, "machine", json_incref(machine)) &&
 	     put(root, "costs", json_incref(costs)) &&
 	     put(root, "residuals", json_incref(res)) &&
@@ -326,9 +356,11 @@ static int rd_state(const char *name, enum nnls_cost_state *state)
 static int rd_cost(struct calib_reader *rd, json_t *o, size_t i,
 		   struct calibration *c)
 {
-	static const char *const keys[] = {
-		"counter", "us", "stderr", "state", NULL
+	const char *unit = calib_unit_name(c->machine.unit);
+	const char *const keys[] = {
+		"counter", unit, "stderr", "state", NULL
 	};
+	double scale = calib_unit_scale(c->machine.unit);
 	struct calib_cost cost = { .present = true };
 	char where[32], counter[64], state[32];
 	int stat, err;
@@ -346,16 +378,18 @@ static int rd_cost(struct calib_reader *rd, json_t *o, size_t i,
 	if (c->cost[stat].present)
 		return rd_fail(rd, "%s: counter '%s' given twice", where,
 			       counter);
-	err = rd_number(rd, o, where, "us", false, &cost.us);
+	err = rd_number(rd, o, where, unit, false, &cost.us);
 	if (!err && cost.us < 0)
-		return rd_fail(rd, "%s: negative cost %g us for '%s'", where,
-			       cost.us, counter);
-	if (!err && cost.us > CALIB_MAX_COST_US)
-		return rd_fail(rd, "%s.us: %g us for '%s' is above the %g us"
-			       " (one second) a cost may be", where, cost.us,
-			       counter, CALIB_MAX_COST_US);
+		return rd_fail(rd, "%s: negative cost %g %s for '%s'", where,
+			       cost.us, unit, counter);
+	if (!err && cost.us > CALIB_MAX_COST_US * scale)
+		return rd_fail(rd, "%s.%s: %g %s for '%s' is above the %g %s"
+			       " a cost may be", where, unit, cost.us, unit,
+			       counter, CALIB_MAX_COST_US * scale, unit);
 	if (!err)
 		err = rd_number(rd, o, where, "stderr", true, &cost.stderr_us);
+	cost.us /= scale;
+	cost.stderr_us /= scale;
 	if (!err)
 		err = rd_string(rd, o, where, "state", state, sizeof(state));
 	if (err)
@@ -373,26 +407,44 @@ static int rd_cost(struct calib_reader *rd, json_t *o, size_t i,
 static int rd_calibration(struct calib_reader *rd, json_t *root,
 			  struct calibration *c)
 {
-	static const char *const keys[] = {
+	/* Version 1 had no unit: its costs were us. */
+	static const char *const keys_v1[] = {
 		"version", "machine", "costs", "residuals", "fit", NULL
+	};
+	static const char *const keys[] = {
+		"version", "unit", "machine", "costs", "residuals", "fit", NULL
 	};
 	static const char *const fit_keys[] = {
 		"r2", "median_abs_rel_err", NULL
 	};
 	json_t *version, *costs, *res, *fit, *v;
+	char unit[16];
 	size_t i;
 	int err;
 
-	err = rd_fields(rd, root, "", keys);
-	if (err)
-		return err;
+	if (!json_is_object(root))
+		return rd_fail(rd, "the top level is not an object");
 	version = json_object_get(root, "version");
 	if (!json_is_integer(version))
 		return rd_fail(rd, "'version' is not an integer");
-	if (json_integer_value(version) != CALIB_VERSION)
+	if (json_integer_value(version) != CALIB_VERSION &&
+	    json_integer_value(version) != 1)
 		return rd_fail(rd, "version %lld, but this ptebatch reads "
-			       "version %d", json_integer_value(version),
+			       "versions 1 and %d", json_integer_value(version),
 			       CALIB_VERSION);
+	err = rd_fields(rd, root, "", json_integer_value(version) == 1 ?
+			keys_v1 : keys);
+	if (err)
+		return err;
+	c->machine.unit = CALIB_UNIT_US;
+	if (json_integer_value(version) != 1) {
+		err = rd_string(rd, root, "", "unit", unit, sizeof(unit));
+		if (err)
+			return err;
+		if (calib_unit_parse(unit, &c->machine.unit))
+			return rd_fail(rd, "unknown unit '%s' (us or insns)",
+				       unit);
+	}
 	err = rd_machine(rd, json_object_get(root, "machine"), &c->machine);
 	if (err)
 		return err;
@@ -419,7 +471,8 @@ static int rd_calibration(struct calib_reader *rd, json_t *root,
 	json_array_foreach(res, i, v) {
 		if (!json_is_number(v) || !isfinite(json_number_value(v)))
 			return rd_fail(rd, "residuals[%zu] is not a number", i);
-		c->residual[i] = json_number_value(v);
+		c->residual[i] = json_number_value(v) /
+				 calib_unit_scale(c->machine.unit);
 	}
 	c->nr_residuals = json_array_size(res);
 
@@ -473,6 +526,9 @@ bool calib_warn_other_cpu(FILE *f, const char *who, const char *path,
 {
 	char cpu[sizeof(c->machine.cpu)];
 
+	/* A guest's instruction count is the same on any host CPU. */
+	if (c->machine.unit == CALIB_UNIT_INSNS)
+		return false;
 	if (!host_cpu_model(cpu, sizeof(cpu)) || !strcmp(cpu, c->machine.cpu))
 		return false;
 	fprintf(f, "%s: warning: %s was measured on another CPU (%s; this"

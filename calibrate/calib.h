@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * calibrate/calib.h - a calibration: one cost in microseconds per cost
- * counter (include/ptebatch_stats.h), fitted on one machine's kernel,
- * kept as a JSON file, and the time it predicts for a statement.
+ * calibrate/calib.h - a calibration: one cost per cost counter
+ * (include/ptebatch_stats.h), fitted on one kernel, kept as a JSON file,
+ * and the cost it predicts for a statement.
  *
- *	{"version": 1,
+ *	{"version": 2, "unit": "us",
  *	 "machine": {"arch": "x86_64", "kernel": "6.1.0-18-amd64", "cpu": "...", "cores": 2,
  *	             "date": "2026-12-03"},
  *	 "costs": [{"counter": "fault_anon", "us": 0.81, "stderr": 0.02,
  *	            "state": "fitted"}, ...],
  *	 "residuals": [0.1, -0.3, ...],
  *	 "fit": {"r2": 0.98, "median_abs_rel_err": 0.05}}
+ *
+ * The unit is the kernel's: "us", this machine's time (`--backend
+ * kernel`), or "insns", the instructions a guest of a kernel of our own
+ * ran under QEMU's -icount (`--backend vm:NAME`, whose "kernel" is
+ * "vm:NAME"); an "insns" file's costs are keyed "insns" and its
+ * residuals are instructions too.  Version 1 files (no "unit") are "us".
+ * In memory every cost is in us: a guest under -icount shift=0 counts
+ * one instruction a nanosecond, so an instruction is 0.001 guest us and
+ * calib_unit_scale() converts on the way out.
  *
  * "state" is nnls_cost_state_name(): "fitted", "at_zero" (held at 0 by
  * the constraint) or "unidentifiable" (the counter never moved); the two
@@ -28,7 +37,7 @@
 #include "ptebatch.h"
 #include "calibrate/nnls.h"
 
-#define CALIB_VERSION	1
+#define CALIB_VERSION	2
 /*
  * The largest calibration file: the shipped one is 16K, most of it a
  * residual per sample; 16M holds those of the largest samples file
@@ -43,7 +52,21 @@
  */
 #define CALIB_MAX_COST_US	1e6
 
+/* What a calibration's costs and a samples file's times count. */
+enum calib_unit {
+	CALIB_UNIT_US,		/* microseconds of this machine's kernel */
+	CALIB_UNIT_INSNS,	/* instructions of a guest under -icount */
+};
+
+/* "us" or "insns": the file's word, and what predict prints. */
+const char *calib_unit_name(enum calib_unit u);
+/* The unit @name names into *@u: 0, or -1 for no unit. */
+int calib_unit_parse(const char *name, enum calib_unit *u);
+/* How many of @u an in-memory us is: 1, or 1000 instructions. */
+double calib_unit_scale(enum calib_unit u);
+
 struct calib_machine {
+	enum calib_unit unit;
 	char arch[80];		/* uname -m */
 	char kernel[256];	/* uname -r */
 	char cpu[256];		/* the model name of /proc/cpuinfo */
@@ -118,7 +141,7 @@ int calib_predict(const struct calibration *c,
  * One line on @f, "WHO: warning: PATH was measured on another CPU (...)",
  * when @c was measured on another CPU model than this
  * machine's (a cost in us is the CPU's); whether it said so.  Nothing
- * when this machine's model is unknown.
+ * when this machine's model is unknown, or @c counts instructions.
  */
 bool calib_warn_other_cpu(FILE *f, const char *who, const char *path,
 			  const struct calibration *c);

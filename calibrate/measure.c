@@ -119,8 +119,9 @@ static int add_samples(const char *path, const struct scenario *s,
 	return 0;
 }
 
-static int measure(const char *path, int reps, struct calib_samples *ss,
-		   struct calib_measure_stats *st, FILE *err)
+static int measure(const char *path, int reps, bool insns,
+		   struct calib_samples *ss, struct calib_measure_stats *st,
+		   FILE *err)
 {
 	struct calib_measure_stats dummy = { 0 };
 	struct stmt_sample *kern = NULL, *model = NULL;
@@ -150,6 +151,7 @@ static int measure(const char *path, int reps, struct calib_samples *ss,
 	mb = model_backend_create(&mopt);
 	if (!kern || !model || !kb || !mb)
 		goto out;
+	kb->time_insns = insns;
 	ret = run_into(s, kb, reps, kern, err);
 	if (ret)
 		goto out;
@@ -298,14 +300,16 @@ static int why_stream_close(struct why_stream *ws, int ret, char *why,
 	return ret;
 }
 
-int calib_measure(const char *path, int reps, struct calib_samples *ss,
-		  struct calib_measure_stats *st, char *why, size_t whylen)
+int calib_measure(const char *path, int reps, bool insns,
+		  struct calib_samples *ss, struct calib_measure_stats *st,
+		  char *why, size_t whylen)
 {
 	struct why_stream ws;
 	int ret = why_stream_open(&ws);
 
-	return ret ? ret : why_stream_close(&ws, measure(path, reps, ss, st,
-							 ws.f), why, whylen);
+	return ret ? ret : why_stream_close(&ws, measure(path, reps, insns, ss,
+							 st, ws.f), why,
+					    whylen);
 }
 
 int calib_recount(struct calib_samples *ss, const char *suite,

@@ -8,6 +8,7 @@
 #ifndef CALIBRATE_MEASURE_H
 #define CALIBRATE_MEASURE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "calibrate/samples.h"
@@ -26,7 +27,8 @@ struct calib_measure_stats {
 };
 
 /*
- * Run the scenario @path on the kernel (@reps timed runs, median) and
+ * Run the scenario @path on the kernel (@reps timed runs, median; with
+ * @insns, a guest's clock counting instructions, the least) and
  * on the model, and add a sample to @ss for every statement both ran
  * alike (no error, the same faults, the same result in every kernel
  * run) and the kernel timed.  @st (may be NULL) counts what was left
@@ -35,8 +37,9 @@ struct calib_measure_stats {
  * -EINVAL when it does not parse or a run failed (said in @why, a line
  * for each thing wrong); -ENOMEM.
  */
-int calib_measure(const char *path, int reps, struct calib_samples *ss,
-		  struct calib_measure_stats *st, char *why, size_t whylen);
+int calib_measure(const char *path, int reps, bool insns,
+		  struct calib_samples *ss, struct calib_measure_stats *st,
+		  char *why, size_t whylen);
 
 /*
  * Count @ss's samples again on the model as it is now, keeping the

@@ -105,20 +105,23 @@ void calib_samples_free(struct calib_samples *ss)
 int calib_samples_write(FILE *f, const struct calib_samples *ss)
 {
 	const struct calib_machine *m = &ss->machine;
+	double scale = calib_unit_scale(m->unit);
 	size_t i;
 	int j;
 
 	fprintf(f, SAMPLES_MAGIC "\n# machine arch=%s kernel=%s cores=%d"
-		" date=%s\n# machine cpu=%s\nscenario stmt family size us",
-		m->arch, m->kernel, m->cores, m->date, m->cpu);
+		" date=%s\n# machine cpu=%s\nscenario stmt family size %s",
+		m->arch, m->kernel, m->cores, m->date, m->cpu,
+		calib_unit_name(m->unit));
 	for (j = 0; j < PB_NR_STATS; j++)
 		fprintf(f, " %s", pb_stat_name(j));
 	fputc('\n', f);
 	for (i = 0; i < ss->nr; i++) {
 		const struct calib_sample *s = &ss->v[i];
 
-		fprintf(f, "%s %d %s %s %.3f", s->scenario, s->stmt,
-			s->family, s->size, s->us);
+		fprintf(f, m->unit == CALIB_UNIT_INSNS ? "%s %d %s %s %.0f" :
+			"%s %d %s %s %.3f", s->scenario, s->stmt, s->family,
+			s->size, s->us * scale);
 		for (j = 0; j < PB_NR_STATS; j++)
 			fprintf(f, " %llu", (unsigned long long)s->count[j]);
 		fputc('\n', f);
@@ -190,12 +193,15 @@ static int read_machine(struct samples_reader *rd, char *rest,
 	return 0;
 }
 
-/* The header line: which counter each column after "us" is (-1: none). */
+/*
+ * The header line: which counter each column after the time is (-1:
+ * none); the time's column, "us" or "insns", is the samples' unit.
+ */
 static int read_columns(struct samples_reader *rd, char *line, int **col,
-			int *nr_cols)
+			int *nr_cols, enum calib_unit *unit)
 {
 	static const char *const fixed[] = {
-		"scenario", "stmt", "family", "size", "us"
+		"scenario", "stmt", "family", "size", "us or insns"
 	};
 	char *save = NULL, *w;
 	int i = 0, *c;
@@ -208,7 +214,13 @@ static int read_columns(struct samples_reader *rd, char *line, int **col,
 	for (w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save), i++) {
 		int k;
 
-		if (i < 5) {
+		if (i == 4) {
+			if (calib_unit_parse(w, unit))
+				return sr_fail(rd, "column 5 is '%s', not 'us'"
+					       " or 'insns'", w);
+			continue;
+		}
+		if (i < 4) {
 			if (strcmp(w, fixed[i]))
 				return sr_fail(rd, "column %d is '%s', not '%s'",
 					       i + 1, w, fixed[i]);
@@ -231,8 +243,10 @@ static int read_columns(struct samples_reader *rd, char *line, int **col,
 }
 
 static int read_sample(struct samples_reader *rd, char *line, const int *col,
-		       int nr_cols, struct calib_sample *s)
+		       int nr_cols, enum calib_unit unit,
+		       struct calib_sample *s)
 {
+	double scale = calib_unit_scale(unit);
 	char *save = NULL, *w, *end;
 	int i = 0;
 
@@ -261,14 +275,15 @@ static int read_sample(struct samples_reader *rd, char *line, const int *col,
 			break;
 		case 4:
 			/* Digits first: strtod() would take "inf" and "nan". */
-			s->us = strtod(w, &end);
+			s->us = strtod(w, &end) / scale;
 			if (!is_digit(*w) || errno || *end || !isfinite(s->us) ||
 			    s->us < CALIB_SAMPLE_MIN_US ||
 			    s->us > CALIB_SAMPLE_MAX_US)
-				return sr_fail(rd, "bad time '%s' (microseconds,"
-					       " %g to %g)", w,
-					       CALIB_SAMPLE_MIN_US,
-					       CALIB_SAMPLE_MAX_US);
+				return sr_fail(rd, "bad time '%s' (%s, %g to"
+					       " %g)", w, unit == CALIB_UNIT_US ?
+					       "microseconds" : "instructions",
+					       CALIB_SAMPLE_MIN_US * scale,
+					       CALIB_SAMPLE_MAX_US * scale);
 			break;
 		default: {
 			unsigned long long v;
@@ -290,21 +305,16 @@ static int read_sample(struct samples_reader *rd, char *line, const int *col,
 	return 0;
 }
 
-int calib_samples_read(const char *path, struct calib_samples *ss,
-		       char *why, size_t whylen)
+/* The lines of @lines (named @path) into @ss. */
+static int read_lines(struct readfile_lines *lines, const char *path,
+		      struct calib_samples *ss, char *why, size_t whylen)
 {
 	struct samples_reader rd = { path, 0, why, whylen };
-	struct readfile_lines lines;
 	char *line;
 	size_t n;
-	int *col = NULL, nr_cols = -1, ret;
+	int *col = NULL, nr_cols = -1, ret = 0;
 
-	memset(ss, 0, sizeof(*ss));
-	ret = readfile_lines_open(&lines, path, CALIB_SAMPLES_MAX_BYTES, 0,
-				  "a samples file", why, whylen);
-	if (ret)
-		return ret;
-	while (!ret && (ret = readfile_lines_next(&lines, &line, &n, why,
+	while (!ret && (ret = readfile_lines_next(lines, &line, &n, why,
 						  whylen)) > 0) {
 		struct calib_sample s;
 
@@ -321,9 +331,11 @@ int calib_samples_read(const char *path, struct calib_samples *ss,
 		} else if (line[0] == '#' || !line[0]) {
 			continue;
 		} else if (nr_cols < 0) {
-			ret = read_columns(&rd, line, &col, &nr_cols);
+			ret = read_columns(&rd, line, &col, &nr_cols,
+					   &ss->machine.unit);
 		} else {
-			ret = read_sample(&rd, line, col, nr_cols, &s);
+			ret = read_sample(&rd, line, col, nr_cols,
+					  ss->machine.unit, &s);
 			if (!ret)
 				ret = calib_samples_add(ss, &s);
 		}
@@ -335,10 +347,40 @@ int calib_samples_read(const char *path, struct calib_samples *ss,
 		ret = sr_fail(&rd, "no samples");
 	if (ret == -ENOMEM)
 		snprintf(why, whylen, "%s: out of memory", path);
-	readfile_lines_close(&lines);
 	free(col);
 	if (ret)
 		calib_samples_free(ss);
+	return ret;
+}
+
+int calib_samples_read(const char *path, struct calib_samples *ss,
+		       char *why, size_t whylen)
+{
+	struct readfile_lines lines;
+	int ret;
+
+	memset(ss, 0, sizeof(*ss));
+	ret = readfile_lines_open(&lines, path, CALIB_SAMPLES_MAX_BYTES, 0,
+				  "a samples file", why, whylen);
+	if (ret)
+		return ret;
+	ret = read_lines(&lines, path, ss, why, whylen);
+	readfile_lines_close(&lines);
+	return ret;
+}
+
+int calib_samples_read_stream(FILE *f, const char *name,
+			      struct calib_samples *ss, char *why,
+			      size_t whylen)
+{
+	struct readfile_lines lines;
+	int ret;
+
+	memset(ss, 0, sizeof(*ss));
+	readfile_lines_init(&lines, f, name, CALIB_SAMPLES_MAX_BYTES, 0,
+			    "a samples file");
+	ret = read_lines(&lines, name, ss, why, whylen);
+	readfile_lines_close(&lines);
 	return ret;
 }
 

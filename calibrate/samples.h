@@ -11,6 +11,9 @@
  *	scenario stmt family size us COUNTER...
  *	4k-2m.scn 3 fault 4k 812.4 512 512 0 ...
  *
+ * The fifth column names the times' unit (calib.h): "us", this machine's
+ * kernel timed, or "insns", a guest's instructions under -icount, written
+ * as whole instructions.
  * One line per sample, fields separated by one space; the header line
  * names the counters, in any order, so a file stays readable when the
  * model gains a counter (a counter the file lacks reads 0; one the
@@ -87,6 +90,11 @@ int calib_samples_write(FILE *f, const struct calib_samples *ss);
  */
 int calib_samples_read(const char *path, struct calib_samples *ss,
 		       char *why, size_t whylen);
+
+/* The same from the stream @f (the caller's), called @name in @why. */
+int calib_samples_read_stream(FILE *f, const char *name,
+			      struct calib_samples *ss, char *why,
+			      size_t whylen);
 
 /*
  * Which samples a fit or a prediction takes: those whose family is in

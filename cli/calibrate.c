@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * calibrate.c - ptebatch calibrate: time the calibration suite on this
- * machine's kernel, count it on the model, fit one cost per counter and
- * write the calibration; or refit saved samples, and say how well a fit
+ * machine's kernel (or count a guest kernel's instructions, --backend
+ * vm:NAME), count it on the model, fit one cost per counter and write
+ * the calibration; or refit saved samples, and say how well a fit
  * predicts what it was not fitted on (--validate).
  */
 #include <errno.h>
 #include <glob.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -18,20 +22,33 @@
 #include "cli/cli.h"
 #include "lib/outfile.h"
 #include "scenario/run.h"
+#include "vm/vm.h"
 
 /* The suite's repetitions: the median of this many kernel runs. */
 #define CALIB_DEFAULT_REPS 5
 #define CALIB_QUICK_REPS 1
 /* Runs of a scenario the kernel backend skipped before giving up on it. */
 #define CALIB_TRIES 3
+/* The scenario files a command line may name. */
+#define CALIB_MAX_FILES 256
+/*
+ * One suite file in a guest under -icount: the longest (32M, five runs)
+ * takes about a minute here; a guest silent for half an hour is hung.
+ */
+#define CALIB_VM_TIMEOUT 1800
 
 struct calibrate_options {
 	const char *out;		/* -o */
 	const char *samples_out;	/* --samples */
 	const char *from_samples;
 	const char *suite;
+	const char *vm_spec;		/* --backend vm[:NAME]; NULL: this kernel */
 	bool quick, validate, recount;
+	bool time_insns;		/* --time-insns: the clock counts instructions */
+	bool samples_only;		/* --samples-only: no fit */
 	int reps;
+	const char *files[CALIB_MAX_FILES];	/* operands: the suite's files */
+	int nr_files;
 	const char *without[16];	/* --without: families left out of the fit */
 	const char *sizes[16];		/* --sizes: the folio sizes fitted on */
 	int nr_without, nr_sizes;
@@ -78,6 +95,33 @@ static int set_validate(void *o, const char *v)
 static int set_recount(void *o, const char *v)
 {
 	((struct calibrate_options *)o)->recount = true;
+	return 0;
+}
+
+static int set_backend(void *o, const char *v)
+{
+	struct calibrate_options *opts = o;
+
+	if (!strcmp(v, "vm") || !strncmp(v, "vm:", 3)) {
+		opts->vm_spec = v[2] ? v + 3 : "";
+		return 0;
+	}
+	if (strcmp(v, "kernel"))
+		return usage_error("--backend: '%s' is not kernel, vm or"
+				   " vm:NAME", v);
+	opts->vm_spec = NULL;
+	return 0;
+}
+
+static int set_time_insns(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->time_insns = true;
+	return 0;
+}
+
+static int set_samples_only(void *o, const char *v)
+{
+	((struct calibrate_options *)o)->samples_only = true;
 	return 0;
 }
 
@@ -135,10 +179,20 @@ static int set_sizes(void *o, const char *v)
 	return split_list(opts, "--sizes", v, opts->sizes, &opts->nr_sizes);
 }
 
-static int no_operand(void *o, const char *word)
+static int add_file(void *o, const char *word)
 {
-	return usage_error("unexpected argument '%s' (the suite is --suite"
-			   " DIR)", word);
+	struct calibrate_options *opts = o;
+
+	if (!*word)
+		return usage_error("an empty scenario file name");
+	if (opts->nr_files == CALIB_MAX_FILES)
+		return usage_error("at most %d scenario files",
+				   CALIB_MAX_FILES);
+	/* Said before anything is measured, not after a guest booted. */
+	if (access(word, R_OK))
+		return usage_error("%s: %s", word, strerror(errno));
+	opts->files[opts->nr_files++] = word;
+	return 0;
 }
 
 /* The synopsis lines: measure on this machine, or refit saved samples. */
@@ -153,12 +207,25 @@ static const struct cli_option calibrate_options[] = {
 	{ .name = "--suite", .arg = "DIR", .set = set_suite,
 	  .help = "the calibration scenarios (DIR/*.scn); default the source"
 		  " tree's calibrate/" },
+	{ .name = "--backend", .arg = "B", .set = set_backend,
+	  .forms = CALIB_MEASURE,
+	  .help = "kernel (default): this machine's kernel, timed in us;"
+		  " vm[:NAME]: a kernel of our own booted under QEMU's -icount,"
+		  " its instructions counted (the calibration's unit is then"
+		  " insns)" },
 	{ .name = "--reps", .arg = "N", .set = set_reps, .forms = CALIB_MEASURE,
 	  .help = "the median of N kernel runs of each scenario (default "
 		  CLI_STR(CALIB_DEFAULT_REPS) ")" },
 	{ .name = "--quick", .set = set_quick, .forms = CALIB_MEASURE,
 	  .help = "the smallest scenario of each folio size, one run each (a"
 		  " smoke test, not a calibration to use)" },
+	{ .name = "--samples-only", .set = set_samples_only,
+	  .forms = CALIB_MEASURE,
+	  .help = "measure and write the samples (--samples FILE), fit"
+		  " nothing (what a guest runs for --backend vm)" },
+	{ .name = "--time-insns", .set = set_time_insns, .forms = CALIB_MEASURE,
+	  .help = "the kernel's clock counts instructions (a guest under"
+		  " -icount): the samples are insns (--backend vm sets it)" },
 	{ .name = "--from-samples", .arg = "FILE", .set = set_from,
 	  .forms = CALIB_REFIT, .required = CALIB_REFIT,
 	  .help = "fit saved samples: no kernel, no root" },
@@ -181,7 +248,7 @@ static const struct cli_option calibrate_options[] = {
 };
 
 static const struct cli_form calibrate_forms[] = {
-	{ .after = NULL },
+	{ .after = "[FILE.scn...]" },
 	{ .after = NULL },
 };
 
@@ -189,11 +256,15 @@ static const struct cli_help calibrate_help = {
 	.name = "calibrate",
 	.options = calibrate_options,
 	CLI_FORMS(calibrate_forms),
-	.about = "fit the model's cost counters to this machine's kernel times",
+	.about = "fit the model's cost counters to a kernel's times or"
+		 " instructions",
 	.epilogue = "Measuring needs root (the kernel backend); it runs each"
-		    " scenario on the\n"
-		    "kernel with per-statement timing and on the model"
-		    " (upstream) with counters.\n",
+		    " scenario (the suite's,\n"
+		    "or the FILEs named) on the kernel with per-statement"
+		    " timing and on the model\n"
+		    "(upstream) with counters.  With --backend vm:NAME the"
+		    " guest does both and its\n"
+		    "clock counts instructions: the same run to run.\n",
 };
 
 static void calibrate_usage(FILE *f)
@@ -247,6 +318,11 @@ static int check_sizes(const struct calibrate_options *o,
 	if (ss) {
 		for (j = 0; j < ss->nr; j++)
 			size_names_add(sn, ss->v[j].size);
+	} else if (o->nr_files) {
+		for (i = 0; i < o->nr_files; i++) {
+			calib_size_label(o->files[i], label, sizeof(label));
+			size_names_add(sn, label);
+		}
 	} else {
 		snprintf(pattern, sizeof(pattern), "%s/*.scn", o->suite);
 		if (!glob(pattern, 0, NULL, &g)) {
@@ -303,18 +379,25 @@ static bool shortest_of_its_size(char **paths, size_t nr, size_t i)
 	return true;
 }
 
-static int measure_suite(const struct calibrate_options *o,
-			 struct calib_samples *ss)
+/*
+ * The suite's files: the FILEs named, else the .scn files of DIR (globbed into @g,
+ * which the caller frees with globfree() when *@globbed).  0 or an exit
+ * status, said on stderr.
+ */
+static int suite_files(const struct calibrate_options *o, glob_t *g,
+		       bool *globbed, char *const **paths, size_t *nr)
 {
-	struct calib_measure_stats st = { 0 };
-	char pattern[4096], why[4096];
-	glob_t g;
-	size_t i, ran = 0;
-	int try, ret, reps = o->reps ? o->reps :
-		o->quick ? CALIB_QUICK_REPS : CALIB_DEFAULT_REPS;
+	char pattern[4096];
+	int ret;
 
+	*globbed = false;
+	if (o->nr_files) {
+		*paths = (char *const *)o->files;
+		*nr = (size_t)o->nr_files;
+		return 0;
+	}
 	snprintf(pattern, sizeof(pattern), "%s/*.scn", o->suite);
-	ret = glob(pattern, 0, NULL, &g);
+	ret = glob(pattern, 0, NULL, g);
 	if (ret == GLOB_NOMATCH) {
 		fprintf(stderr, "ptebatch: calibrate: %s: no calibration"
 			" scenario (*.scn) there\n", o->suite);
@@ -322,20 +405,155 @@ static int measure_suite(const struct calibrate_options *o,
 	}
 	if (ret)
 		return out_of_memory();
+	*globbed = true;
+	*paths = g->gl_pathv;
+	*nr = g->gl_pathc;
+	return 0;
+}
+
+/*
+ * The scenario @path measured in the guest @g: its text on the guest's
+ * stdin (an arm64 guest has no host files), the guest's own `ptebatch
+ * calibrate --samples-only` taking the samples, which come back on its
+ * stdout and are named here after @path.  0; -EOPNOTSUPP for a scenario
+ * the guest skipped; -EINVAL (said on stderr) for a failed run; -EIO
+ * for a guest that died or hung (said in @why).
+ */
+static int measure_in_vm(struct vm_guest *g, const char *path, int reps,
+			 struct calib_samples *ss, char *why, size_t whylen)
+{
+	char r_arg[16], err[2048], size[16], *text;
+	char *argv[] = { "ptebatch", "calibrate", "--samples-only",
+			 "--time-insns", "--reps", r_arg, "--samples",
+			 "/dev/stdout", "--", "/dev/stdin", NULL };
+	const char *base = strrchr(path, '/');
+	struct calib_samples got = { 0 };
+	struct vm_result r = { 0 };
+	size_t len, i;
+	int ret, st;
+	FILE *f;
+
+	base = base ? base + 1 : path;
+	snprintf(r_arg, sizeof(r_arg), "%d", reps);
+	text = scenario_read_file(path, &len, stderr);
+	if (!text)
+		return -EINVAL;
+	ret = vm_exec(g, argv, "/", text, len, path, &r, why, whylen);
+	free(text);
+	if (ret)
+		return -EIO;
+	fwrite(r.err, 1, r.err_len, stderr);
+	st = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+	if (st == SCN_RUN_SKIPPED) {
+		vm_result_free(&r);
+		return -EOPNOTSUPP;
+	}
+	if (st) {
+		vm_result_free(&r);
+		return -EINVAL;
+	}
+	f = fmemopen(r.out, r.out_len, "r");
+	ret = f ? calib_samples_read_stream(f, path, &got, err, sizeof(err)) :
+		  -errno;
+	if (f)
+		fclose(f);
+	vm_result_free(&r);
+	if (ret) {
+		fprintf(stderr, "ptebatch: calibrate: the guest's samples of"
+			" %s: %s\n", path, f ? err : strerror(-ret));
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	calib_size_label(path, size, sizeof(size));
+	for (i = 0; !ret && i < got.nr; i++) {
+		snprintf(got.v[i].scenario, sizeof(got.v[i].scenario), "%s",
+			 base);
+		snprintf(got.v[i].size, sizeof(got.v[i].size), "%s", size);
+		ret = calib_samples_add(ss, &got.v[i]);
+	}
+	if (!ss->machine.arch[0])
+		ss->machine = got.machine;
+	calib_samples_free(&got);
+	return ret;
+}
+
+/* A guest's samples: its kernel named, its instructions the unit. */
+static void vm_machine(struct calib_machine *m, const struct vm_kernel *k,
+		       const char *accel)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	m->unit = CALIB_UNIT_INSNS;
+	snprintf(m->kernel, sizeof(m->kernel), "vm:%s", k->name);
+	snprintf(m->cpu, sizeof(m->cpu), "QEMU %s", accel);
+	if (!m->arch[0])
+		snprintf(m->arch, sizeof(m->arch), "%s", k->arch);
+	if (m->cores < 1)
+		m->cores = 1;
+	gmtime_r(&now, &tm);
+	strftime(m->date, sizeof(m->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * Every file of the suite measured on this machine's kernel, or in one
+ * guest of the kernel --backend vm names, into @ss.
+ */
+static int measure_suite(const struct calibrate_options *o,
+			 struct calib_samples *ss)
+{
+	struct vm_boot_options bo = { .icount = true,
+				      .request_timeout = CALIB_VM_TIMEOUT };
+	struct calib_measure_stats st = { 0 };
+	struct vm_guest *g = NULL;
+	struct vm_kernel k;
+	char why[4096];
+	char *const *paths = NULL;
+	bool globbed;
+	glob_t gl;
+	size_t i, nr = 0, ran = 0, before;
+	int try, ret, reps = o->reps ? o->reps :
+		o->quick ? CALIB_QUICK_REPS : CALIB_DEFAULT_REPS;
+
+	ret = suite_files(o, &gl, &globbed, &paths, &nr);
+	if (ret)
+		return ret;
 	calib_this_machine(&ss->machine);
-	for (i = 0; i < g.gl_pathc; i++) {
-		if (o->quick && !shortest_of_its_size(g.gl_pathv, g.gl_pathc, i))
+	if (o->time_insns)
+		ss->machine.unit = CALIB_UNIT_INSNS;
+	if (o->vm_spec) {
+		if (vm_kernel_find(o->vm_spec, &k, why, sizeof(why))) {
+			fprintf(stderr, "ptebatch: calibrate: skipped on"
+				" backend vm: %s\n", why);
+			ret = SCN_RUN_SKIPPED;
+			goto out;
+		}
+		g = vm_boot(&k, &bo, why, sizeof(why));
+		if (!g) {
+			fprintf(stderr, "ptebatch: calibrate: %s\n", why);
+			ret = SCN_RUN_FAILED;
+			goto out;
+		}
+		/* The guest's own machine line, then its kernel named. */
+		memset(&ss->machine, 0, sizeof(ss->machine));
+	}
+	for (i = 0; i < nr; i++) {
+		if (o->quick && !shortest_of_its_size((char **)paths, nr, i))
 			continue;
-		fprintf(stderr, "calibrate: %s (%d run%s)\n", g.gl_pathv[i],
-			reps, reps == 1 ? "" : "s");
+		fprintf(stderr, "calibrate: %s (%d run%s%s%s)\n", paths[i],
+			reps, reps == 1 ? "" : "s", g ? ", vm:" : "",
+			g ? k.name : "");
 		/*
 		 * A skip is a folio size this kernel lacks, or khugepaged
 		 * collapsing a range during the run (the backend holds it
 		 * off but cannot stop it): said on stderr; try again.
 		 */
+		before = ss->nr;
 		for (try = 0; try < CALIB_TRIES; try++) {
-			ret = calib_measure(g.gl_pathv[i], reps, ss, &st, why,
-					    sizeof(why));
+			why[0] = '\0';
+			ret = g ? measure_in_vm(g, paths[i], reps, ss, why,
+						sizeof(why)) :
+				  calib_measure(paths[i], reps, o->time_insns,
+						ss, &st, why, sizeof(why));
 			if (why[0])
 				fprintf(stderr, "%s\n", why);
 			if (ret != -EOPNOTSUPP)
@@ -345,24 +563,38 @@ static int measure_suite(const struct calibrate_options *o,
 			continue;
 		if (ret) {
 			fprintf(stderr, "ptebatch: calibrate: %s: %s\n",
-				g.gl_pathv[i], ret == -ENOMEM ? "out of memory" :
+				paths[i], ret == -ENOMEM ? "out of memory" :
 				"the run failed (above)");
-			globfree(&g);
-			return SCN_RUN_FAILED;
+			ret = SCN_RUN_FAILED;
+			goto out;
 		}
+		if (g)
+			st.taken += ss->nr - before;
 		ran++;
 	}
-	globfree(&g);
-	fprintf(stderr, "calibrate: %zu scenarios, %lu samples; left out: %lu"
-		" untimed, %lu split, dio or drain, %lu errors, %lu with other faults than"
-		" the kernel's, %lu that varied\n", ran, st.taken, st.untimed,
-		st.unfitted, st.failed, st.differ, st.vary);
+	if (g) {
+		vm_machine(&ss->machine, &k, vm_guest_accel(g));
+		fprintf(stderr, "calibrate: %zu scenarios, %lu samples in"
+			" vm:%s (what each left out: above)\n", ran, st.taken,
+			k.name);
+	} else {
+		fprintf(stderr, "calibrate: %zu scenarios, %lu samples; left"
+			" out: %lu untimed, %lu split, dio or drain, %lu"
+			" errors, %lu with other faults than the kernel's, %lu"
+			" that varied\n", ran, st.taken, st.untimed,
+			st.unfitted, st.failed, st.differ, st.vary);
+	}
+	ret = 0;
 	if (!ss->nr) {
 		fprintf(stderr, "ptebatch: calibrate: no sample taken%s\n",
 			ran ? "" : " (every scenario was skipped)");
-		return SCN_RUN_SKIPPED;
+		ret = SCN_RUN_SKIPPED;
 	}
-	return 0;
+out:
+	vm_shutdown(g, ret == SCN_RUN_FAILED);
+	if (globbed)
+		globfree(&gl);
+	return ret;
 }
 
 /* FILE.json -> FILE.samples (or FILE + ".samples"). */
@@ -410,9 +642,21 @@ static int open_outputs(const struct calibrate_options *o, struct outfile *cal,
 	bool measuring = !o->from_samples;
 	char why[1024];
 
+	*spath = NULL;
+	if (o->samples_only) {
+		*spath = strdup(o->samples_out);
+		if (!*spath)
+			return out_of_memory();
+		if (outfile_open(smp, "--samples", *spath, 0, why,
+				 sizeof(why))) {
+			free(*spath);
+			*spath = NULL;
+			return usage_error("%s", why);
+		}
+		return 0;
+	}
 	if (outfile_open(cal, "-o", o->out, 0, why, sizeof(why)))
 		return usage_error("%s", why);
-	*spath = NULL;
 	if (o->samples_out)
 		*spath = strdup(o->samples_out);
 	else if (measuring && cal->in_place) {
@@ -447,16 +691,19 @@ static const char *const held_out_families[] = {
 
 static void print_costs(const struct calibration *c)
 {
+	double scale = calib_unit_scale(c->machine.unit);
 	int j;
 
-	printf("%-20s %10s %10s  %s\n", "counter", "us", "stderr", "state");
+	printf("%-20s %10s %10s  %s\n", "counter",
+	       calib_unit_name(c->machine.unit), "stderr", "state");
 	for (j = 0; j < PB_NR_STATS; j++) {
 		const struct calib_cost *k = &c->cost[j];
 
 		if (!k->present || k->state == NNLS_UNIDENTIFIABLE)
 			continue;
-		printf("%-20s %10.5f %10.5f  %s\n", pb_stat_name(j), k->us,
-		       k->stderr_us, nnls_cost_state_name(k->state));
+		printf("%-20s %10.5f %10.5f  %s\n", pb_stat_name(j),
+		       k->us * scale, k->stderr_us * scale,
+		       nnls_cost_state_name(k->state));
 	}
 	printf("fit: %zu samples, R^2 %.4f, median |error| %.1f%%\n",
 	       c->nr_residuals, c->r2, 100 * c->median_abs_rel_err);
@@ -628,7 +875,7 @@ static int calibrate_run(struct calibrate_options o)
 		ret = check_sizes(&o, NULL);
 		if (ret)
 			return ret;
-		if (geteuid()) {
+		if (geteuid() && !o.vm_spec) {
 			fprintf(stderr, "ptebatch: calibrate: skipped: timing"
 				" the kernel needs root (fit saved samples"
 				" with --from-samples)\n");
@@ -659,7 +906,7 @@ static int calibrate_run(struct calibrate_options o)
 			goto out;
 		/* Kept even if the fit fails: they took the time. */
 		ret = write_samples(&smp, &ss);
-		if (ret)
+		if (ret || o.samples_only)
 			goto out;
 	}
 	sel.not_families = o.nr_without ? o.without : NULL;
@@ -672,9 +919,10 @@ static int calibrate_run(struct calibrate_options o)
 		      ret == -EINVAL ? EXIT_USAGE : SCN_RUN_FAILED;
 		goto out;
 	}
-	printf("# calibration of %s, %s, %d cores, kernel %s, %s\n",
-	       c.machine.arch, c.machine.cpu, c.machine.cores,
-	       c.machine.kernel, c.machine.date);
+	printf("# calibration of %s, %s, %d cores, kernel %s, %s; costs in"
+	       " %s\n", c.machine.arch, c.machine.cpu, c.machine.cores,
+	       c.machine.kernel, c.machine.date,
+	       calib_unit_name(c.machine.unit));
 	print_costs(&c);
 	printf("\nby family (the fit's own samples):\n");
 	print_errors(&ss, &c, true);
@@ -708,7 +956,7 @@ static int calibrate_main(int argc, char **argv)
 	int i, ret;
 
 	command = "calibrate";
-	ret = cli_parse(calibrate_options, &o, no_operand, argc, argv);
+	ret = cli_parse(calibrate_options, &o, add_file, argc, argv);
 	if (!ret && o.from_samples && (o.quick || o.reps ||
 				       ((o.suite || o.samples_out) && !o.recount)))
 		ret = usage_error("--from-samples measures nothing: no"
@@ -717,6 +965,24 @@ static int calibrate_main(int argc, char **argv)
 	if (!ret && o.recount && !o.from_samples)
 		ret = usage_error("--recount: the samples to count again come"
 				  " from --from-samples FILE");
+	if (!ret && o.from_samples && (o.vm_spec || o.time_insns ||
+				       o.samples_only || o.nr_files))
+		ret = usage_error("--from-samples measures nothing: no"
+				  " --backend, --time-insns, --samples-only or"
+				  " scenario FILE");
+	if (!ret && o.time_insns && o.vm_spec)
+		ret = usage_error("--time-insns: --backend vm counts"
+				  " instructions already");
+	if (!ret && o.samples_only && !o.samples_out)
+		ret = usage_error("--samples-only: name the samples' file with"
+				  " --samples FILE");
+	if (!ret && o.samples_only && (o.out || o.validate || o.nr_without ||
+				       o.nr_sizes))
+		ret = usage_error("--samples-only fits nothing: no -o,"
+				  " --validate, --without or --sizes");
+	if (!ret && o.nr_files && o.suite)
+		ret = usage_error("--suite DIR and scenario FILEs: name one"
+				  " or the other");
 	if (!ret)
 		ret = calibrate_run(o);
 	for (i = 0; i < o.nr_copies; i++)

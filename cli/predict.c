@@ -97,7 +97,9 @@ static const struct cli_help predict_help = {
 	CLI_FORMS(predict_forms),
 	.about = "run a scenario on the model and print each statement's"
 		 " kernel time as a calibration predicts it from the model's"
-		 " counters: \"predicted US\" after its faults, and the total",
+		 " counters: \"predicted US\" after its faults (\"predicted-insns N\""
+		 " with a calibration of a guest's instructions), and the"
+		 " total",
 	.epilogue = "A calibration holds for the machine it was measured on;"
 		    " another machine's\n"
 		    "costs, or another architecture's counters (arm64's), are"
@@ -131,7 +133,8 @@ static bool predict_statement(void *arg, const struct stmt *st,
 		p->missing = (int)missing;
 		p->missing_stmt = st->number;
 	}
-	time->label = "predicted";
+	time->label = p->c->machine.unit == CALIB_UNIT_INSNS ?
+		      "predicted-insns" : "predicted";
 	p->total += time->us;
 	p->statements++;
 	return true;
@@ -140,8 +143,10 @@ static bool predict_statement(void *arg, const struct stmt *st,
 /* What the header says of the calibration, and whether it fits here. */
 static void print_calibration(const char *path, const struct calibration *c)
 {
-	printf("# predicted: kernel microseconds from %s (%s, %s, %d cores,"
+	printf("# predicted: kernel %s from %s (%s, %s, %d cores,"
 	       " kernel %s, %s; median |error| %.1f%% on its %zu samples)\n",
+	       c->machine.unit == CALIB_UNIT_INSNS ?
+	       "instructions (predicted-insns)" : "microseconds (predicted)",
 	       path, c->machine.arch, c->machine.cpu, c->machine.cores,
 	       c->machine.kernel, c->machine.date,
 	       100 * c->median_abs_rel_err, c->nr_residuals);
@@ -209,8 +214,11 @@ static int predict_main(int argc, char **argv)
 	ret = scenario_run_annotated(s, b, stdout, stderr, 0, o.stats,
 				     predict_statement, &p);
 	if (ret == SCN_RUN_OK)
-		printf("# predicted total: %.2f us over %lu statements\n",
-		       p.total, p.statements);
+		printf(c.machine.unit == CALIB_UNIT_INSNS ?
+		       "# predicted total: %.0f insns over %lu statements\n" :
+		       "# predicted total: %.2f us over %lu statements\n",
+		       p.total * calib_unit_scale(c.machine.unit),
+		       p.statements);
 	if (p.missing >= 0)
 		fprintf(stderr, "ptebatch: predict: warning: %s has no cost"
 			" for '%s' (statement %d and maybe others): those"

@@ -225,8 +225,9 @@ static const struct cli_option run_options[] = {
 		  " of processes; \"~\" marks faults that varied" },
 	{ .name = "--time-insns", .set = set_time_insns, .forms = RUN_SCENARIO,
 	  .help = "with --time and --backend kernel, in a guest under QEMU's"
-		  " icount: the times are instructions, \"insns N\" (--backend"
-		  " vm sets it)" },
+		  " icount: the times are instructions, \"insns N\", the least"
+		  " of the N runs (noise only adds instructions; --backend vm"
+		  " sets it)" },
 	{ .name = "--svg", .arg = "FILE.svg", .set = set_svg,
 	  .forms = RUN_SCENARIO,
 	  .help = "also draw every observe, one figure each, into FILE.svg:"

@@ -32,11 +32,11 @@ PB_STAT(gup_slow_pages)		/* pages returned by the GUP slow path */
 PB_STAT(gup_fast_grab)		/* try_grab_folio_fast calls: one per PTE run or PMD */
 /*
  * Issue 15's cost fit: what else costs the kernel time.  kernel_entry is
- * one per system call the API stands for (mm/api.c) and one per trap (a
- * user access that enters the fault handler, mm/access.c); faults GUP
- * takes inside a system call are not traps.
+ * one per system call the API stands for (mm/api.c); a trap (a user
+ * access that enters the fault handler, mm/access.c) is fault_trap;
+ * faults GUP takes inside a system call are neither.
  */
-PB_STAT(kernel_entry)		/* system calls and user faults (traps) */
+PB_STAT(kernel_entry)		/* system calls */
 PB_STAT(page_zero)		/* base pages zeroed: clear_page of new anon folios */
 PB_STAT(folio_free)		/* folios returned to the page allocator */
 PB_STAT(folio_free_pages)	/* base pages in those folios */
@@ -59,3 +59,22 @@ PB_STAT(barrier)		/* full memory barriers: smp_mb() */
  */
 PB_STAT(pte_batch)
 PB_STAT(user_access)		/* CPU loads and stores (one per page a statement accesses) */
+/*
+ * Steps of change_pte_range() alone (also counted in pte_batch): its
+ * per-step work - modify_prot_start/commit, the soft-dirty, uffd-wp and
+ * NUMA checks, the TLB gather - costs 2-3x another walk's step.
+ */
+PB_STAT(change_pte_step)
+/*
+ * anon_vma_chain links made: a VMA's first anon_vma, a fork's clone of
+ * a VMA's chain plus the child's own anon_vma, a split VMA's clone.
+ */
+PB_STAT(anon_vma_chain)
+/* Large folios (order > 0) freed: deferred-split and compound teardown. */
+PB_STAT(folio_free_large)
+/*
+ * User faults' traps (do_user_addr_fault entered): an exception entry
+ * and return, cheaper than a system call's and with no timing around
+ * each one, so apart from kernel_entry.
+ */
+PB_STAT(fault_trap)

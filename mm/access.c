@@ -136,7 +136,7 @@ int access_user(struct mm_struct *mm, int cpu, unsigned long addr, bool write,
 #endif
 		spin_unlock(&t->lock);
 		/* The trap: the access enters the kernel's fault handler. */
-		kernel_enter();
+		kernel_trap();
 		err = do_user_addr_fault(mm, addr, write);
 		if (err)
 			return err;

@@ -81,11 +81,12 @@ extern _Thread_local uint64_t pb_stat_counters[PB_NR_STATS];
 #define count_stat_n(name, n)	(pb_stat_counters[PB_STAT_##name] += (n))
 
 /*
- * Entering the kernel (mm/vmstat.c): a system call (mm/api.c) or a trap
- * (mm/access.c).  Counts kernel_entry and starts a new operation for
- * memmap_line.
+ * Entering the kernel (mm/vmstat.c): a system call (mm/api.c), counted
+ * in kernel_entry, or a user fault's trap (mm/access.c), counted in
+ * fault_trap.  Each starts a new operation for memmap_line.
  */
 void kernel_enter(void);
+void kernel_trap(void);
 
 /*
  * smp_mb(): a full barrier, counted (the acquire fence of smp_rmb() is
@@ -607,6 +608,7 @@ struct anon_vma *find_mergeable_anon_vma(struct vm_area_struct *vma);
 struct anon_vma *anon_vma_get(struct anon_vma *av);
 void anon_vma_put(struct anon_vma *av);
 struct anon_vma *anon_vma_fork(struct vm_area_struct *vma);
+unsigned int anon_vma_chain_len(const struct anon_vma *av);
 void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma,
 			     bool pmd_level);
 void folio_add_anon_rmap_ptes(struct folio *folio, struct page *page, int nr,

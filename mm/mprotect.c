@@ -151,6 +151,7 @@ static unsigned long change_pte_range(struct mmu_gather *tlb,
 		if (!pte_present(oldpte))
 			continue;
 		count_stat(pte_batch);
+		count_stat(change_pte_step);
 		page = vm_normal_page(vma, addr, oldpte);
 		nr = mprotect_folio_pte_batch(page, ptep, oldpte,
 					      (unsigned int)((end - addr) >> PAGE_SHIFT));

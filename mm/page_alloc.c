@@ -402,6 +402,8 @@ static void free_folio(struct folio *folio)
 
 	count_stat(folio_free);
 	count_stat_n(folio_free_pages, nr);
+	if (nr > 1)
+		count_stat(folio_free_large);
 	/* free_pages_prepare(): every page's struct page is cleared. */
 	for (i = 0; i < nr; i++) {
 		memmap_touch(pfn + i);

@@ -65,6 +65,7 @@ int anon_vma_prepare(struct vm_area_struct *vma)
 	spin_lock(&mm->page_table_lock);
 	if (!atomic_load_explicit(&vma->anon_vma, memory_order_relaxed)) {
 		atomic_store_explicit(&vma->anon_vma, av, memory_order_release);
+		count_stat(anon_vma_chain);
 		av = NULL;
 	}
 	spin_unlock(&mm->page_table_lock);
@@ -72,13 +73,28 @@ int anon_vma_prepare(struct vm_area_struct *vma)
 	return 0;
 }
 
-/* anon_vma_fork(): the child's VMA gets its own anon_vma under the root. */
+/*
+ * The anon_vma_chain links of a VMA of @av: one to its own anon_vma, one
+ * more to the root for a forked one.  The model keeps only the root, so
+ * a grandchild's longer chain counts as a child's.
+ */
+unsigned int anon_vma_chain_len(const struct anon_vma *av)
+{
+	return !av ? 0 : av->root == av ? 1 : 2;
+}
+
+/*
+ * anon_vma_fork(): the child's VMA gets its own anon_vma under the root;
+ * anon_vma_clone() links it to each anon_vma of the parent's chain, and
+ * one more link to its own.
+ */
 struct anon_vma *anon_vma_fork(struct vm_area_struct *vma)
 {
 	struct anon_vma *av;
 
 	if (!vma->anon_vma)
 		return NULL;
+	count_stat_n(anon_vma_chain, anon_vma_chain_len(vma->anon_vma) + 1);
 	av = kzalloc(sizeof(*av));
 	if (!av)
 		return NULL;

@@ -151,6 +151,8 @@ int split_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		return -ENOMEM;
 	*new = *vma;
 	new->anon_vma = anon_vma_get(vma->anon_vma);
+	/* anon_vma_clone(): the new VMA is linked to the whole chain. */
+	count_stat_n(anon_vma_chain, anon_vma_chain_len(vma->anon_vma));
 	if (new_below) {
 		new->vm_end = addr;
 		vma->vm_pgoff += (addr - vma->vm_start) >> PAGE_SHIFT;

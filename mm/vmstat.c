@@ -122,11 +122,23 @@ void memmap_line_touch(unsigned long line)
 void memmap_lines_pause(void) { memmap_set.paused++; }
 void memmap_lines_resume(void) { memmap_set.paused--; }
 
+/* Every entry starts a new set of struct page lines touched. */
+static void memmap_lines_new_entry(void)
+{
+	memmap_set.gen++;
+	memmap_set.nr = 0;
+}
+
 void kernel_enter(void)
 {
 	count_stat(kernel_entry);
-	memmap_set.gen++;
-	memmap_set.nr = 0;
+	memmap_lines_new_entry();
+}
+
+void kernel_trap(void)
+{
+	count_stat(fault_trap);
+	memmap_lines_new_entry();
 }
 
 /* Off: the calling thread's set goes too. */

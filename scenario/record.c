@@ -132,6 +132,14 @@ static void record_kstats(FILE *out, const struct scenario *s,
 	}
 }
 
+/* A time labelled "...insns" counts instructions: written whole. */
+static bool record_label_insns(const char *label)
+{
+	size_t n = strlen(label);
+
+	return n >= 5 && !strcmp(label + n - 5, "insns");
+}
+
 void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		   const struct stmt_result *res, bool with_stats,
 		   bool with_kstats, const struct record_time *time)
@@ -148,9 +156,12 @@ void record_result(FILE *out, const struct scenario *s, const struct stmt *st,
 		if (st->kind == ST_FORK || st->kind == ST_SPAWN)
 			fprintf(out, " (%s %lu%s)", s->proc_names[st->child],
 				res->child_faults, vary);
-		/* Instructions are whole: us * 1000 of the clock's ns. */
-		if (time && time->label && !strcmp(time->label, "insns"))
-			fprintf(out, " insns %.0f", time->us * 1000);
+		/*
+		 * Instructions are whole: us * 1000 of the clock's ns
+		 * ("insns", a guest's; "predicted-insns", a prediction's).
+		 */
+		if (time && time->label && record_label_insns(time->label))
+			fprintf(out, " %s %.0f", time->label, time->us * 1000);
 		else if (time)
 			fprintf(out, " %s %.2f",
 				time->label ? time->label : "time", time->us);

@@ -123,6 +123,17 @@ static double median_ns(uint64_t *v, int nr)
 	return ((double)v[nr / 2 - 1] + (double)v[nr / 2]) / 2;
 }
 
+static double least_ns(const uint64_t *v, int nr)
+{
+	uint64_t m = v[0];
+	int i;
+
+	for (i = 1; i < nr; i++)
+		if (v[i] < m)
+			m = v[i];
+	return (double)m;
+}
+
 /*
  * Note @res of statement @i in this run; in the last run, fill @time
  * for its record line.  Returns @time then, else NULL.
@@ -145,7 +156,13 @@ static const struct record_time *note_time(struct run_times *t, int i,
 	}
 	if (t->rep != t->reps - 1 || !res->has_time)
 		return NULL;
-	time->us = median_ns(ns, t->reps) / 1000;
+	/*
+	 * Under -icount a statement's count only grows with what else ran
+	 * in its window (a tick, an RCU callback): the least run is the
+	 * statement's own.  A clock's time is noisy both ways: the median.
+	 */
+	time->us = (t->insns ? least_ns(ns, t->reps) :
+		    median_ns(ns, t->reps)) / 1000;
 	time->faults_vary = f->vary;
 	time->label = t->insns ? "insns" : NULL;
 	return time;

@@ -126,7 +126,25 @@ usage "calibrate: fewer samples than counters" "fewer than the" \
 usage "calibrate: --reps 0" "--reps" calibrate --reps 0
 usage "calibrate: --from-samples with --quick" "--from-samples" \
 	calibrate --from-samples "$tmp/neg.samples" --quick
-usage "calibrate: an operand" "'extra'" calibrate extra
+usage "calibrate: a scenario file that is not there" "extra:" \
+	calibrate extra
+usage "calibrate: --from-samples with --backend" "--from-samples" \
+	calibrate --from-samples "$tmp/neg.samples" --backend vm
+usage "calibrate: --from-samples with a scenario file" "--from-samples" \
+	calibrate --from-samples "$tmp/neg.samples" "$tmp/small.scn"
+usage "calibrate: an unknown backend" "--backend" calibrate --backend model
+usage "calibrate: --time-insns with --backend vm" "--time-insns" \
+	calibrate --time-insns --backend vm
+usage "calibrate: --samples-only without --samples" "--samples-only" \
+	calibrate --samples-only
+usage "calibrate: --samples-only with -o" "--samples-only" \
+	calibrate --samples-only --samples "$tmp/s.samples" -o "$tmp/x.json"
+usage "calibrate: --suite and scenario files" "--suite" \
+	calibrate --suite calibrate "$tmp/small.scn"
+printf '# ptebatch calibration samples 1\nscenario stmt family size ms fault\n' \
+	>"$tmp/unit.samples"
+usage "calibrate: samples in an unknown unit" "$tmp/unit.samples:2:" \
+	calibrate --from-samples "$tmp/unit.samples" -o "$tmp/x.json"
 usage "calibrate: --recount without samples" "--recount" calibrate --recount
 usage "calibrate: --recount, scenarios not in --suite" "--suite DIR" \
 	calibrate --from-samples "$shipped_samples" --recount --suite "$tmp" \
@@ -181,7 +199,7 @@ else
 	[ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]
 	tap_result $? "seeds predicts another total than upstream ($a, $b us)"
 
-	grep -q "^# predicted: kernel microseconds from $shipped (" "$tmp/pred"
+	grep -q "^# predicted: kernel microseconds (predicted) from $shipped (" "$tmp/pred"
 	tap_result $? "the record names the calibration and its machine"
 
 	sed "s/\"arch\": \"[^\"]*\"/\"arch\": \"sparc64\"/" "$shipped" \
@@ -228,6 +246,44 @@ else
 	tap_result "$status" "the model counts the shipped samples as they were taken (else refit: --recount)"
 	[ "$status" -eq 0 ] || diff "$shipped_samples" "$tmp/recount.samples" |
 		head -6 | sed 's/^/# /'
+fi
+
+# ---- a guest's instructions ---------------------------------------------
+
+# The shipped samples as a guest's would be (issue 28): the time column
+# "insns", a thousand instructions per us.  Their calibration says so,
+# its costs are the shipped ones times 1000, and predict and bench name
+# the unit.
+if [ -f "$shipped_samples" ]; then
+	awk '/^scenario / { sub(/ us /, " insns ") }
+	     /^[^#]/ && !/^scenario / { $5 = sprintf("%.0f", $5 * 1000) }
+	     { print }' "$shipped_samples" >"$tmp/insns.samples"
+	"$TOOL" calibrate --from-samples "$tmp/insns.samples" \
+		-o "$tmp/insns.json" >"$tmp/insns" 2>"$tmp/err"
+	status=$?
+	tap_result "$status" "calibrate --from-samples of instructions (exit $status)"
+	grep -q '"unit": "insns"' "$tmp/insns.json" &&
+		grep -q '^# calibration of .*; costs in insns$' "$tmp/insns"
+	tap_result $? "the calibration names its unit, insns"
+	a=$(sed -n '/"kernel_entry"/,/}/s/.*"us": \([0-9.e+-]*\).*/\1/p' "$shipped")
+	b=$(sed -n '/"kernel_entry"/,/}/s/.*"insns": \([0-9.e+-]*\).*/\1/p' "$tmp/insns.json")
+	awk -v a="$a" -v b="$b" 'BEGIN { d = b - 1000 * a; if (d < 0) d = -d
+		exit !(a > 0 && d < 0.01 * b) }'
+	tap_result $? "its costs are instructions: kernel_entry $a us, $b insns"
+	"$TOOL" predict --calibration "$tmp/insns.json" "$tmp/small.scn" \
+		>"$tmp/pred-insns" 2>"$tmp/err"
+	grep -q '^# predicted: kernel instructions (predicted-insns) from ' \
+		"$tmp/pred-insns" &&
+		grep -q '^[0-9]* P0 .* predicted-insns [0-9]*$' "$tmp/pred-insns" &&
+		grep -q '^# predicted total: [0-9]* insns over ' "$tmp/pred-insns"
+	tap_result $? "predict prints instructions, and says so"
+	"$TOOL" bench mprotect --backend model --quick --reps 1 \
+		--calibration "$tmp/insns.json" >"$tmp/bench-insns" 2>"$tmp/err"
+	grep -q "predicted kernel: calibration $tmp/insns.json, unit insns" \
+		"$tmp/bench-insns"
+	tap_result $? "bench names the calibration and its unit"
+else
+	skip "a calibration of instructions" "no $shipped_samples for $arch"
 fi
 
 # ---- a quick calibration (root) ----------------------------------------

@@ -44,7 +44,8 @@ if [ -n "$why" ]; then
 		"--time in instructions" \
 		"--count" "--count of an untraceable function" \
 		"diff --functions" "diff --counters --functions" \
-		"bench replay" "unknown kernel" "arm64-4k guest" \
+		"bench replay" "calibrate --backend vm" "unknown kernel" \
+		"arm64-4k guest" \
 		"arm64-16k guest" "arm64-64k guest" \
 		"vm selftests --only seeds_hazards on 7.3" \
 		"vm selftests --only seeds_hazards on 7.3+seeds" \
@@ -212,6 +213,23 @@ status=$?
 r=$?
 [ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
 tap_result $r "bench replay --backend vm: the guest's kernel rows in --json, its machine and kernel named"
+
+# 9b. calibrate --backend vm: the guest takes the samples (its
+# instructions), the host fits them; the calibration names the kernel
+# and its unit, and predict prints instructions.
+"$TOOL" calibrate --backend vm --quick --samples "$tmp/vm.samples" \
+	-o "$tmp/vm.json" calibrate/4k-256k.scn calibrate/64k-256k.scn \
+	>"$tmp/out" 2>"$tmp/err"
+status=$?
+[ "$status" -eq 0 ] && grep -q '"unit": "insns"' "$tmp/vm.json" &&
+	grep -q '"kernel": "vm:7\.3\.[0-9]*-x86_64-' "$tmp/vm.json" &&
+	grep -q '^scenario stmt family size insns ' "$tmp/vm.samples" &&
+	grep -q '^4k-256k.scn [0-9]* [a-z]* 4k [0-9]* ' "$tmp/vm.samples" &&
+	"$TOOL" predict --calibration "$tmp/vm.json" calibrate/4k-256k.scn |
+	grep -q '^2 P0 .* predicted-insns [0-9]*$'
+r=$?
+[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+tap_result $r "calibrate --backend vm: samples in guest instructions, the calibration names vm:KERNEL and insns"
 
 # 10. A kernel that is not built: SKIP (exit 4), named.
 "$TOOL" diff --backend vm:9.9-nosuch $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"

@@ -40,7 +40,7 @@ static void test_small_pages(void)
 	EXPECT_EQ(SINCE(s, pgtable_alloc), 0);
 	t_snap(&s);
 	t_fill(p, ADDR_A, 16, 1);
-	EXPECT_EQ(SINCE(s, kernel_entry), 16);
+	EXPECT_EQ(SINCE(s, fault_trap), 16);
 	EXPECT_EQ(SINCE(s, fault), 16);
 	EXPECT_EQ(SINCE(s, page_zero), 16);
 	EXPECT_EQ(SINCE(s, folio_alloc), 16);
@@ -49,6 +49,7 @@ static void test_small_pages(void)
 	t_snap(&s);
 	EXPECT_EQ(pb_store(p, 0, ADDR_A, 2), 0);
 	EXPECT_EQ(SINCE(s, kernel_entry), 0);
+	EXPECT_EQ(SINCE(s, fault_trap), 0);
 	/*
 	 * munmap: one entry; 16 folios back to the allocator, and the PTE
 	 * table (free_pgtables: the range was the only thing under it).
@@ -84,7 +85,7 @@ static void test_mthp(void)
 	p = t_proc_map(ADDR_A, PAGES(16), RW);
 	t_snap(&s);
 	t_fill(p, ADDR_A, 16, 1);
-	EXPECT_EQ(SINCE(s, kernel_entry), 1);
+	EXPECT_EQ(SINCE(s, fault_trap), 1);
 	EXPECT_EQ(SINCE(s, page_zero), 16);
 	EXPECT_EQ(SINCE(s, folio_alloc), 1);
 	EXPECT_EQ(SINCE(s, folio_alloc_pages), 16);
@@ -247,7 +248,7 @@ static void test_memmap_lines_fault(void)
 	pb_stats_count_memmap_lines(true);
 	t_snap(&s);
 	t_fill(p, ADDR_A + PAGES(16), 16, 1);
-	EXPECT_EQ(SINCE(s, kernel_entry), 1);
+	EXPECT_EQ(SINCE(s, fault_trap), 1);
 	EXPECT_EQ(SINCE(s, memmap_line), 16);
 	pb_stats_count_memmap_lines(false);
 	t_exit(p);

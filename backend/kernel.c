@@ -1710,6 +1710,7 @@ static int kernel_start(struct backend *b, const struct scenario *s)
 	k->env.fds = k->fds;
 	k->env.parent = k->parent;
 	k->env.page_size = k->page_size;
+	k->env.no_fault_sampler = b->timed;
 	k->env.pipe_max = read_ulong_file("/proc/sys/fs/pipe-max-size",
 					  1UL << 20);
 	for (i = 0; i < s->nr_stmts; i++)

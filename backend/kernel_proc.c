@@ -30,7 +30,9 @@
  * That event counts what ru_minflt counts but for faults GUP takes for
  * the process (populate, pins, O_DIRECT: their regs are NULL), which are
  * always on the scenario's pages.  Without perf (perf_event_open fails)
- * the count is ru_minflt's, as before.
+ * the count is ru_minflt's, as before; so it is in a timed run
+ * (kproc_env.no_fault_sampler), where a sample per fault would be in
+ * every fault's time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -309,7 +311,7 @@ static void sampler_open(void)
 	size_t page = sysconf(_SC_PAGESIZE), len = page + FAULT_RING_SIZE;
 	void *ring;
 
-	if (FAULT_RING_SIZE % page)
+	if (FAULT_RING_SIZE % page || srv.env->no_fault_sampler)
 		return;
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_SOFTWARE;

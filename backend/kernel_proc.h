@@ -123,6 +123,7 @@ struct kproc_env {
 	int scratch_fd;		/* O_DIRECT file, already unlinked */
 	unsigned long pipe_max;	/* /proc/sys/fs/pipe-max-size */
 	unsigned long page_size;
+	bool no_fault_sampler;	/* backend.timed: no perf sample per fault */
 };
 
 /* The four pipe ends of one process. */

@@ -152,6 +152,7 @@ static int measure(const char *path, int reps, bool insns,
 	if (!kern || !model || !kb || !mb)
 		goto out;
 	kb->time_insns = insns;
+	kb->timed = true;
 	ret = run_into(s, kb, reps, kern, err);
 	if (ret)
 		goto out;

@@ -537,6 +537,7 @@ static int run_main(int argc, char **argv)
 		b = kernel_backend_create(&kopt);
 		if (b) {
 			b->time_insns = opts.time_insns;
+			b->timed = opts.time;
 			b->count_list = opts.count;
 		}
 	} else {

@@ -60,11 +60,11 @@ PB_STAT(barrier)		/* full memory barriers: smp_mb() */
 PB_STAT(pte_batch)
 PB_STAT(user_access)		/* CPU loads and stores (one per page a statement accesses) */
 /*
- * Steps of change_pte_range() alone (also counted in pte_batch): its
- * per-step work - modify_prot_start/commit, the soft-dirty, uffd-wp and
- * NUMA checks, the TLB gather - costs 2-3x another walk's step.
+ * PTEs change_pte_range() changed, each of a batch counted: its per-PTE
+ * work - modify_prot_start/commit's clear and set, pte_modify, the
+ * soft-dirty and uffd-wp checks - costs 2-3x another walk's PTE store.
  */
-PB_STAT(change_pte_step)
+PB_STAT(change_ptes)
 /*
  * anon_vma_chain links made: a VMA's first anon_vma, a fork's clone of
  * a VMA's chain plus the child's own anon_vma, a split VMA's clone.

@@ -151,10 +151,10 @@ static unsigned long change_pte_range(struct mmu_gather *tlb,
 		if (!pte_present(oldpte))
 			continue;
 		count_stat(pte_batch);
-		count_stat(change_pte_step);
 		page = vm_normal_page(vma, addr, oldpte);
 		nr = mprotect_folio_pte_batch(page, ptep, oldpte,
 					      (unsigned int)((end - addr) >> PAGE_SHIFT));
+		count_stat_n(change_ptes, nr);
 		oldpte = modify_prot_start_ptes(vma, addr, ptep, nr);
 		ptent = pte_modify(oldpte, newprot);
 		if (try_writable && !pte_write(ptent))

@@ -286,6 +286,29 @@ else
 	skip "a calibration of instructions" "no $shipped_samples for $arch"
 fi
 
+# ---- scripts/predict-seeds: its usage (tests/vm.sh runs it) --------------
+
+if command -v python3 >/dev/null 2>&1; then
+	mkdir "$tmp/full" && : >"$tmp/full/x"
+	ln -s "$tmp/nowhere" "$tmp/keep-link"
+	for c in "--keep $tmp/full:--keep" "--keep $tmp/keep-link:--keep" \
+		 "--plot /dev/null:--plot" "--reps 0:--reps" \
+		 "--tool $tmp/absent:--tool"; do
+		flags=${c%:*}
+		what=${c##*:}
+		# shellcheck disable=SC2086
+		python3 scripts/predict-seeds --calibration "$shipped" $flags \
+			"$tmp/small.scn" >"$tmp/out" 2>"$tmp/err"
+		status=$?
+		[ "$status" -eq 2 ] && grep -qF -- "$what" "$tmp/err"
+		tap_result $? "predict-seeds $flags: exit 2 naming $what (exit $status)"
+	done
+	[ "$(ls -A "$tmp/full")" = x ] && [ ! -e "$tmp/nowhere" ]
+	tap_result $? "predict-seeds: nothing written into a full --keep or through a symlink"
+else
+	skip "predict-seeds usage" "no python3"
+fi
+
 # ---- a quick calibration (root) ----------------------------------------
 
 "$TOOL" calibrate --quick -o "$tmp/quick.json" >"$tmp/quick" 2>"$tmp/err"

@@ -44,7 +44,8 @@ if [ -n "$why" ]; then
 		"--time in instructions" \
 		"--count" "--count of an untraceable function" \
 		"diff --functions" "diff --counters --functions" \
-		"bench replay" "calibrate --backend vm" "unknown kernel" \
+		"bench replay" "calibrate --backend vm" "predict-seeds" \
+		"unknown kernel" \
 		"arm64-4k guest" \
 		"arm64-16k guest" "arm64-64k guest" \
 		"vm selftests --only seeds_hazards on 7.3" \
@@ -230,6 +231,24 @@ status=$?
 r=$?
 [ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
 tap_result $r "calibrate --backend vm: samples in guest instructions, the calibration names vm:KERNEL and insns"
+
+# 9c. scripts/predict-seeds: a calibration of 7.3 held to 7.3+seeds.
+if ! "$TOOL" vm list 2>/dev/null | grep -q '^7\.3\.[0-9]*+seeds-x86_64-'; then
+	skip "predict-seeds" "no 7.3+seeds x86_64 kernel built (make kernel KERNEL_PATCHES=kernel/patches/seeds)"
+elif ! command -v python3 >/dev/null 2>&1; then
+	skip "predict-seeds" "no python3"
+else
+	python3 scripts/predict-seeds --tool "$TOOL" --calibration \
+		calibrate/vm-7.3-x86_64.json --no-bench --reps 1 \
+		calibrate/4k-256k.scn >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	[ "$status" -eq 0 ] &&
+		grep -q '^statements within 10% (patched, seeds prediction): [0-9]* of [1-9]' "$tmp/out" &&
+		grep -q '^  seeds ratio (patched/base): measured ' "$tmp/out"
+	r=$?
+	[ $r -eq 0 ] || { diag "$tmp/out"; diag "$tmp/err"; }
+	tap_result $r "predict-seeds: 4k-256k on 7.3 and 7.3+seeds against its predictions"
+fi
 
 # 10. A kernel that is not built: SKIP (exit 4), named.
 "$TOOL" diff --backend vm:9.9-nosuch $S/cow-basic-4k.scn >"$tmp/out" 2>"$tmp/err"

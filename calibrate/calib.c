@@ -69,6 +69,7 @@ void calib_free(struct calibration *c)
 int calib_from_fit(struct calibration *c, const struct calib_machine *machine,
 		   const enum pb_stat *cols, const struct nnls_fit *fit)
 {
+	double scale = calib_unit_scale(machine->unit);
 	size_t j;
 
 	memset(c, 0, sizeof(*c));
@@ -77,14 +78,16 @@ int calib_from_fit(struct calibration *c, const struct calib_machine *machine,
 		struct calib_cost *cost = &c->cost[cols[j]];
 
 		cost->present = true;
-		cost->us = fit->cost[j];
-		cost->stderr_us = fit->stderr_cost[j];
+		/* The fit is in us (the samples' times); the file's unit. */
+		cost->value = fit->cost[j] * scale;
+		cost->error = fit->stderr_cost[j] * scale;
 		cost->state = fit->state[j];
 	}
 	c->residual = malloc((fit->m ? fit->m : 1) * sizeof(*c->residual));
 	if (!c->residual)
 		return -ENOMEM;
-	memcpy(c->residual, fit->residual, fit->m * sizeof(*c->residual));
+	for (j = 0; j < fit->m; j++)
+		c->residual[j] = fit->residual[j] * scale;
 	c->nr_residuals = fit->m;
 	c->r2 = fit->r2;
 	c->median_abs_rel_err = fit->median_abs_rel_err;
@@ -95,6 +98,7 @@ int calib_predict(const struct calibration *c,
 		  const uint64_t count[PB_NR_STATS], double *us,
 		  enum pb_stat *missing)
 {
+	double scale = calib_unit_scale(c->machine.unit);
 	int i, err = 0;
 
 	*us = 0;
@@ -109,7 +113,7 @@ int calib_predict(const struct calibration *c,
 			err = -ENOENT;
 			continue;
 		}
-		*us += c->cost[i].us * (double)count[i];
+		*us += c->cost[i].value / scale * (double)count[i];
 	}
 	return err;
 }
@@ -132,7 +136,6 @@ static json_t *calib_to_json(const struct calibration *c)
 	json_t *costs = json_array(), *res = json_array(), *fit = json_object();
 	bool ok = root && machine && costs && res && fit;
 	const char *unit = calib_unit_name(c->machine.unit);
-	double scale = calib_unit_scale(c->machine.unit);
 	size_t i;
 
 	ok = ok && put(machine, "arch", json_string(c->machine.arch)) &&
@@ -148,8 +151,8 @@ static json_t *calib_to_json(const struct calibration *c)
 			continue;
 		o = json_object();
 		ok = put(o, "counter", json_string(pb_stat_name(i))) &&
-		     put(o, unit, json_real(cost->us * scale)) &&
-		     put(o, "stderr", json_real(cost->stderr_us * scale)) &&
+		     put(o, unit, json_real(cost->value)) &&
+		     put(o, "stderr", json_real(cost->error)) &&
 		     put(o, "state",
 			 json_string(nnls_cost_state_name(cost->state)));
 		if (ok)
@@ -158,8 +161,7 @@ static json_t *calib_to_json(const struct calibration *c)
 			json_decref(o);
 	}
 	for (i = 0; ok && i < c->nr_residuals; i++)
-		ok = !json_array_append_new(res,
-					    json_real(c->residual[i] * scale));
+		ok = !json_array_append_new(res, json_real(c->residual[i]));
 	ok = ok && put(fit, "r2", json_real(c->r2)) &&
 	     put(fit, "median_abs_rel_err", json_real(c->median_abs_rel_err));
 	/* put() consumes its value even when it fails: no double free */
@@ -378,18 +380,16 @@ static int rd_cost(struct calib_reader *rd, json_t *o, size_t i,
 	if (c->cost[stat].present)
 		return rd_fail(rd, "%s: counter '%s' given twice", where,
 			       counter);
-	err = rd_number(rd, o, where, unit, false, &cost.us);
-	if (!err && cost.us < 0)
+	err = rd_number(rd, o, where, unit, false, &cost.value);
+	if (!err && cost.value < 0)
 		return rd_fail(rd, "%s: negative cost %g %s for '%s'", where,
-			       cost.us, unit, counter);
-	if (!err && cost.us > CALIB_MAX_COST_US * scale)
+			       cost.value, unit, counter);
+	if (!err && cost.value > CALIB_MAX_COST_US * scale)
 		return rd_fail(rd, "%s.%s: %g %s for '%s' is above the %g %s"
-			       " a cost may be", where, unit, cost.us, unit,
+			       " a cost may be", where, unit, cost.value, unit,
 			       counter, CALIB_MAX_COST_US * scale, unit);
 	if (!err)
-		err = rd_number(rd, o, where, "stderr", true, &cost.stderr_us);
-	cost.us /= scale;
-	cost.stderr_us /= scale;
+		err = rd_number(rd, o, where, "stderr", true, &cost.error);
 	if (!err)
 		err = rd_string(rd, o, where, "state", state, sizeof(state));
 	if (err)
@@ -397,9 +397,9 @@ static int rd_cost(struct calib_reader *rd, json_t *o, size_t i,
 	if (rd_state(state, &cost.state))
 		return rd_fail(rd, "%s: unknown state '%s' (fitted, at_zero or "
 			       "unidentifiable)", where, state);
-	if (cost.state != NNLS_FITTED && cost.us != 0)
+	if (cost.state != NNLS_FITTED && cost.value != 0)
 		return rd_fail(rd, "%s: '%s' is %s but its cost is %g, not 0",
-			       where, counter, state, cost.us);
+			       where, counter, state, cost.value);
 	c->cost[stat] = cost;
 	return 0;
 }
@@ -471,8 +471,7 @@ static int rd_calibration(struct calib_reader *rd, json_t *root,
 	json_array_foreach(res, i, v) {
 		if (!json_is_number(v) || !isfinite(json_number_value(v)))
 			return rd_fail(rd, "residuals[%zu] is not a number", i);
-		c->residual[i] = json_number_value(v) /
-				 calib_unit_scale(c->machine.unit);
+		c->residual[i] = json_number_value(v);
 	}
 	c->nr_residuals = json_array_size(res);
 

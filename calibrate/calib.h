@@ -17,9 +17,9 @@
  * ran under QEMU's -icount (`--backend vm:NAME`, whose "kernel" is
  * "vm:NAME"); an "insns" file's costs are keyed "insns" and its
  * residuals are instructions too.  Version 1 files (no "unit") are "us".
- * In memory every cost is in us: a guest under -icount shift=0 counts
- * one instruction a nanosecond, so an instruction is 0.001 guest us and
- * calib_unit_scale() converts on the way out.
+ * In memory a cost is in the file's unit; a prediction is in us: a guest
+ * under -icount shift=0 counts one instruction a nanosecond, so an
+ * instruction is 0.001 guest us (calib_unit_scale()).
  *
  * "state" is nnls_cost_state_name(): "fitted", "at_zero" (held at 0 by
  * the constraint) or "unidentifiable" (the counter never moved); the two
@@ -76,15 +76,20 @@ struct calib_machine {
 
 struct calib_cost {
 	bool present;		/* in the file's "costs" */
-	double us;		/* >= 0 */
-	double stderr_us;	/* >= 0 */
+	/*
+	 * In the calibration's unit (machine.unit), as the file has it, so
+	 * that a file reads and writes back exactly; calib_predict() turns
+	 * it into us.
+	 */
+	double value;		/* >= 0 */
+	double error;		/* its standard error, >= 0 */
 	enum nnls_cost_state state;
 };
 
 struct calibration {
 	struct calib_machine machine;
 	struct calib_cost cost[PB_NR_STATS];	/* by enum pb_stat */
-	double *residual;			/* us, one per fitted statement */
+	double *residual;			/* in the unit, one per fitted statement */
 	size_t nr_residuals;
 	double r2, median_abs_rel_err;
 };

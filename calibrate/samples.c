@@ -454,11 +454,13 @@ int calib_fit(const struct calib_samples *ss, const struct calib_select *sel,
 		snprintf(why, whylen, "the fit failed: %s", strerror(-ret));
 	/* What calib_read_file() would refuse is not written either. */
 	for (j = 0; !ret && j < PB_NR_STATS; j++) {
-		if (c->cost[j].us <= CALIB_MAX_COST_US)
+		double scale = calib_unit_scale(ss->machine.unit);
+
+		if (c->cost[j].value <= CALIB_MAX_COST_US * scale)
 			continue;
 		snprintf(why, whylen, "the fit gives '%s' a cost of %g us, above"
 			 " the %g us a calibration may hold", pb_stat_name(j),
-			 c->cost[j].us, CALIB_MAX_COST_US);
+			 c->cost[j].value / scale, CALIB_MAX_COST_US);
 		calib_free(c);
 		ret = -EINVAL;
 	}

@@ -691,7 +691,6 @@ static const char *const held_out_families[] = {
 
 static void print_costs(const struct calibration *c)
 {
-	double scale = calib_unit_scale(c->machine.unit);
 	int j;
 
 	printf("%-20s %10s %10s  %s\n", "counter",
@@ -701,9 +700,8 @@ static void print_costs(const struct calibration *c)
 
 		if (!k->present || k->state == NNLS_UNIDENTIFIABLE)
 			continue;
-		printf("%-20s %10.5f %10.5f  %s\n", pb_stat_name(j),
-		       k->us * scale, k->stderr_us * scale,
-		       nnls_cost_state_name(k->state));
+		printf("%-20s %10.5f %10.5f  %s\n", pb_stat_name(j), k->value,
+		       k->error, nnls_cost_state_name(k->state));
 	}
 	printf("fit: %zu samples, R^2 %.4f, median |error| %.1f%%\n",
 	       c->nr_residuals, c->r2, 100 * c->median_abs_rel_err);

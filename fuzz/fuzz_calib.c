@@ -88,7 +88,7 @@ static void check_calibration(const struct calibration *c)
 	}
 	for (i = 0; i < PB_NR_STATS; i++) {
 		if (c->cost[i].present != back.cost[i].present ||
-		    c->cost[i].us != back.cost[i].us ||
+		    c->cost[i].value != back.cost[i].value ||
 		    c->cost[i].state != back.cost[i].state) {
 			fprintf(stderr, "fuzz_calib: '%s' changed in the round"
 				" trip\n", pb_stat_name(i));
@@ -119,10 +119,14 @@ static void check_samples(const struct calib_samples *ss)
 	if (ret)
 		return;
 	for (i = 0; i < PB_NR_STATS; i++) {
-		if (!isfinite(c.cost[i].us) || c.cost[i].us < 0 ||
-		    c.cost[i].us > CALIB_MAX_COST_US) {
-			fprintf(stderr, "fuzz_calib: fitted '%s' at %g us\n",
-				pb_stat_name(i), c.cost[i].us);
+		double max = CALIB_MAX_COST_US *
+			     calib_unit_scale(c.machine.unit);
+
+		if (!isfinite(c.cost[i].value) || c.cost[i].value < 0 ||
+		    c.cost[i].value > max) {
+			fprintf(stderr, "fuzz_calib: fitted '%s' at %g %s\n",
+				pb_stat_name(i), c.cost[i].value,
+				calib_unit_name(c.machine.unit));
 			abort();
 		}
 	}

@@ -297,8 +297,10 @@ if command -v python3 >/dev/null 2>&1; then
 		flags=${c%:*}
 		what=${c##*:}
 		# shellcheck disable=SC2086
-		python3 scripts/predict-seeds --calibration "$shipped" $flags \
-			"$tmp/small.scn" >"$tmp/out" 2>"$tmp/err"
+		# The tool named first: later flags override it (--tool).
+		python3 scripts/predict-seeds --tool "$TOOL" \
+			--calibration "$shipped" $flags "$tmp/small.scn" \
+			>"$tmp/out" 2>"$tmp/err"
 		status=$?
 		[ "$status" -eq 2 ] && grep -qF -- "$what" "$tmp/err"
 		tap_result $? "predict-seeds $flags: exit 2 naming $what (exit $status)"

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -480,9 +479,10 @@ static int measure_in_vm(struct vm_guest *g, const char *path, int reps,
 static void vm_machine(struct calib_machine *m, const struct vm_kernel *k,
 		       const char *accel)
 {
-	time_t now = time(NULL);
-	struct tm tm;
+	struct calib_machine host;
 
+	calib_this_machine(&host);
+	memcpy(m->date, host.date, sizeof(m->date));
 	m->unit = CALIB_UNIT_INSNS;
 	snprintf(m->kernel, sizeof(m->kernel), "vm:%s", k->name);
 	snprintf(m->cpu, sizeof(m->cpu), "QEMU %s", accel);
@@ -490,8 +490,6 @@ static void vm_machine(struct calib_machine *m, const struct vm_kernel *k,
 		snprintf(m->arch, sizeof(m->arch), "%s", k->arch);
 	if (m->cores < 1)
 		m->cores = 1;
-	gmtime_r(&now, &tm);
-	strftime(m->date, sizeof(m->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /*

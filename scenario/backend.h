@@ -193,7 +193,7 @@ struct backend {
 	/*
 	 * The run is timed (run --time, calibrate): the kernel backend leaves
 	 * its fault sampler off.  That perf event writes a sample per fault
-	 * (about 730 instructions a fault in a 7.3 guest, a third of an
+	 * (743 instructions a fault in seed 003's pass on 7.3, a third of an
 	 * anonymous fault's), which would be in every fault's time; faults
 	 * are then getrusage's, and one of the process's own shows as a
 	 * fault more than the model's.

@@ -46,13 +46,15 @@ const char *calib_unit_name(enum calib_unit u)
 
 int calib_unit_parse(const char *name, enum calib_unit *u)
 {
-	if (!strcmp(name, "us"))
-		*u = CALIB_UNIT_US;
-	else if (!strcmp(name, "insns"))
-		*u = CALIB_UNIT_INSNS;
-	else
-		return -1;
-	return 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(unit_names) / sizeof(unit_names[0]); i++) {
+		if (!strcmp(name, unit_names[i])) {
+			*u = (enum calib_unit)i;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 double calib_unit_scale(enum calib_unit u)

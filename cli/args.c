@@ -51,6 +51,13 @@ bool in_list(const char *const *list, const char *word)
 	return false;
 }
 
+const char *vm_backend_spec(const char *value)
+{
+	if (!strcmp(value, "vm"))
+		return "";
+	return !strncmp(value, "vm:", 3) ? value + 3 : NULL;
+}
+
 int unknown_in_list(const char *flag, const char *what, const char *word,
 		    const char *const *list)
 {

@@ -44,12 +44,11 @@ static int set_backend(void *f, const char *v)
 {
 	struct bench_opts *o = &((struct bench_flags *)f)->o;
 
-	if (!strcmp(v, "vm") || !strncmp(v, "vm:", 3)) {
-		((struct bench_flags *)f)->vm_spec = v[2] ? v + 3 : "";
+	((struct bench_flags *)f)->vm_spec = vm_backend_spec(v);
+	if (((struct bench_flags *)f)->vm_spec) {
 		o->backend = BENCH_KERNEL;
 		return 0;
 	}
-	((struct bench_flags *)f)->vm_spec = NULL;
 	if (!in_list(bench_backends, v))
 		return unknown_in_list("--backend", "backend", v, bench_backends);
 	o->backend = !strcmp(v, "model") ? BENCH_MODEL :

@@ -101,14 +101,10 @@ static int set_backend(void *o, const char *v)
 {
 	struct calibrate_options *opts = o;
 
-	if (!strcmp(v, "vm") || !strncmp(v, "vm:", 3)) {
-		opts->vm_spec = v[2] ? v + 3 : "";
-		return 0;
-	}
-	if (strcmp(v, "kernel"))
+	opts->vm_spec = vm_backend_spec(v);
+	if (!opts->vm_spec && strcmp(v, "kernel"))
 		return usage_error("--backend: '%s' is not kernel, vm or"
 				   " vm:NAME", v);
-	opts->vm_spec = NULL;
 	return 0;
 }
 

@@ -53,6 +53,12 @@ int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...);
 /* "ptebatch: out of memory", and the status to exit with (1). */
 int out_of_memory(void);
 bool in_list(const char *const *list, const char *word);
+/*
+ * --backend's "vm" or "vm:NAME" (run, diff, bench, calibrate): the NAME,
+ * "" for "vm" (the newest kernel of this architecture); NULL for any
+ * other word.
+ */
+const char *vm_backend_spec(const char *value);
 /* "FLAG: unknown WHAT 'word' (known: a b c)", as a usage error. */
 int unknown_in_list(const char *flag, const char *what, const char *word,
 		    const char *const *list);

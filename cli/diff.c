@@ -54,14 +54,9 @@ static int set_backend(void *o, const char *value)
 {
 	struct diff_options *opts = o;
 
-	if (!strcmp(value, "kernel")) {
-		opts->vm_spec = NULL;
+	opts->vm_spec = vm_backend_spec(value);
+	if (opts->vm_spec || !strcmp(value, "kernel"))
 		return 0;
-	}
-	if (!strcmp(value, "vm") || !strncmp(value, "vm:", 3)) {
-		opts->vm_spec = value[2] ? value + 3 : "";
-		return 0;
-	}
 	return usage_error("--backend: '%s' is not kernel, vm or vm:NAME "
 			   "(the model is always the other side)", value);
 }

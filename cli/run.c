@@ -50,9 +50,9 @@ static int set_backend(void *o, const char *value)
 {
 	struct run_options *opts = o;
 
-	if (!strcmp(value, "vm") || !strncmp(value, "vm:", 3)) {
+	opts->vm_spec = vm_backend_spec(value);
+	if (opts->vm_spec) {
 		opts->backend = "vm";
-		opts->vm_spec = value[2] ? value + 3 : "";
 		return 0;
 	}
 	if (!in_list(backends, value))
